@@ -1,0 +1,42 @@
+"""`tvm-course`: a thin command line over the package's stages.
+
+Each stage module registers its own subcommands through `register(subparsers)`; this file only
+lists them, so adding a stage is one line in COMMAND_MODULES.
+Exit codes follow design.md: 0 success / passed, 1 ran but did not pass, 2 usage error.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Modules that contribute subcommands, in the order `--help` lists them.
+COMMAND_MODULES = [
+    "autograder.commands.grading",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tvm-course",
+        description="Courseware for the TVM unit: grade schedules, quizzes, the course map and the grading run.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""What every problem declares: its workload, target, credit weights and speed bands."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .workload import ConvShape
+
+
+@dataclass(frozen=True)
+class SpeedBand:
+    """A speedup at or above `min_speedup` earns `credit` (a fraction of the speed points)."""
+
+    min_speedup: float
+    credit: float
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Share of the score for each part; they add up to 1. Correctness also gates the rest."""
+
+    correctness: float
+    structure: float
+    speed: float
+
+
+@dataclass(frozen=True)
+class Problem:
+    name: str
+    title: str
+    target: str  # "cpu" or "cuda"
+    summary: str
+    weights: Weights
+    speed_bands: tuple[SpeedBand, ...]
+    baseline: str  # how the baseline is scheduled: "unscheduled" or "dlight"
+    calibration: str  # how the thresholds were chosen, with the numbers
+    shape: ConvShape = field(default_factory=ConvShape)
+    # The largest a fused intermediate (conv output, bias-add output) may be after
+    # compaction, in bytes. See each problem's calibration note.
+    tile_budget_bytes: int = 32 * 1024
+    # Output tolerance against the float64 reference (float32 sums of C*KH*KW terms).
+    rtol: float = 1e-4
+    atol: float = 1e-4
+    # A speedup above this is flagged for a human to look at.
+    implausible_speedup: float = 50.0
+
+    def speed_credit(self, speedup: float | None) -> float:
+        """The fraction of speed points a measured speedup earns (0 when not measured)."""
+        if speedup is None:
+            return 0.0
+        earned = 0.0
+        for band in self.speed_bands:
+            if speedup >= band.min_speedup:
+                earned = max(earned, band.credit)
+        return earned
+
+    def workload(self):
+        """A fresh copy of the PrimFunc the student schedules."""
+        from .workload import fused_primfunc
+
+        return fused_primfunc(self.shape)
