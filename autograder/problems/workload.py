@@ -46,11 +46,12 @@ class ConvShape:
 def relax_model(shape: ConvShape = ConvShape()):
     """The unfused model as a Relax IRModule: relu(conv2d(x, w) + b)."""
     from tvm import relax
+    from tvm.script import relax as R
 
     builder = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorStructInfo(shape.input_shape, "float32"))
-    w = relax.Var("w", relax.TensorStructInfo(shape.weight_shape, "float32"))
-    b = relax.Var("b", relax.TensorStructInfo(shape.bias_shape, "float32"))
+    x = relax.Var("x", relax.TensorType(shape.input_shape, "float32"))
+    w = relax.Var("w", relax.TensorType(shape.weight_shape, "float32"))
+    b = relax.Var("b", relax.TensorType(shape.bias_shape, "float32"))
     with builder.function("main", [x, w, b]):
         with builder.dataflow():
             conv = builder.emit(relax.op.nn.conv2d(x, w, padding=(shape.padding, shape.padding)))
