@@ -87,7 +87,7 @@ def tvm_timer(module, device, args: Sequence, min_repeat_ms: float = 20.0, entry
     `min_repeat_ms` makes TVM repeat the call until one sample lasts that long, so fast and
     slow functions are both measured well above the clock's resolution.
     """
-    evaluator = module.time_evaluator(entry, device, number=1, repeat=1, min_repeat_ms=min_repeat_ms)
+    evaluator = module.time_evaluator(entry, device, number=1, repeat=1, min_repeat_ms=int(round(min_repeat_ms)))
 
     def run() -> float:
         return float(evaluator(*args).mean)

@@ -18,9 +18,9 @@ PROBLEM = Problem(
     ),
     weights=Weights(correctness=0.4, structure=0.3, speed=0.3),
     speed_bands=(
-        SpeedBand(1.15, 1 / 3),
-        SpeedBand(1.5, 2 / 3),
-        SpeedBand(2.0, 1.0),
+        SpeedBand(1.2, 1 / 3),
+        SpeedBand(1.6, 2 / 3),
+        SpeedBand(2.4, 1.0),
     ),
     baseline="unscheduled",
     tile_budget_bytes=32 * 1024,

@@ -46,7 +46,6 @@ class ConvShape:
 def relax_model(shape: ConvShape = ConvShape()):
     """The unfused model as a Relax IRModule: relu(conv2d(x, w) + b)."""
     from tvm import relax
-    from tvm.script import relax as R
 
     builder = relax.BlockBuilder()
     x = relax.Var("x", relax.TensorType(shape.input_shape, "float32"))

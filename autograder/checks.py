@@ -1,0 +1,181 @@
+"""Structural checks on a scheduled PrimFunc: interface kept, fusion, GPU thread binding.
+
+Fusion is judged from the IR after TVM's own buffer compaction: if Add and ReLU really run
+inside the conv's tiles, `CompactBufferAllocation` shrinks the conv's output buffer to one
+tile. That is the evidence behind "the tile stays in cache", and it does not depend on what
+the student named anything.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Blocks of the fused workload whose outputs fusion should shrink to a tile.
+FUSED_PRODUCERS = ("conv2d_nchw", "T_add")
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    name: str
+    passed: bool
+    message: str
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "passed": self.passed, "message": self.message}
+
+
+def walk(node, visit) -> None:
+    """Call `visit` on every statement under `node` (TensorIR has no Python visitor in 0.27)."""
+    if node is None:
+        return
+    visit(node)
+    seq = getattr(node, "seq", None)
+    if seq is not None:
+        for child in seq:
+            walk(child, visit)
+    for attr in ("block", "init", "body", "then_case", "else_case"):
+        child = getattr(node, attr, None)
+        if child is not None and not isinstance(child, (int, float, str)):
+            walk(child, visit)
+
+
+def blocks(func) -> list:
+    """Every SBlock in `func`, outermost first (the implicit root included)."""
+    found = []
+    walk(func.body, lambda n: found.append(n) if type(n).__name__ == "SBlock" else None)
+    return found
+
+
+def written_buffer_names(func, block_names) -> dict[str, str]:
+    """block name -> name of the buffer it writes, for the named blocks of `func`."""
+    return {b.name_hint: b.writes[0].source.name for b in blocks(func) if b.name_hint in block_names and b.writes}
+
+
+def _nbytes(buffer) -> int:
+    count = 1
+    for extent in buffer.shape:
+        count *= int(extent)
+    return count * (int(buffer.dtype.bits) * int(buffer.dtype.lanes) // 8)
+
+
+def compacted_buffer_bytes(func, target) -> dict[str, int]:
+    """Bytes of every buffer the function allocates, after TVM shrinks each to the region used.
+
+    A buffer allocated inside a loop is sized for one iteration of it: one tile.
+    """
+    import tvm
+    from tvm import s_tir, tirx
+
+    mod = tvm.IRModule({"main": func})
+    mod = tirx.transform.BindTarget(target)(mod)
+    for name in ("LowerInitBlock", "PlanAndUpdateBufferAllocationLocation", "ConvertBlocksToOpaque", "CompactBufferAllocation"):
+        mod = getattr(s_tir.transform, name)()(mod)
+    sizes: dict[str, int] = {}
+    for block in blocks(mod["main"]):
+        for buffer in block.alloc_buffers:
+            sizes[buffer.name] = max(sizes.get(buffer.name, 0), _nbytes(buffer))
+    return sizes
+
+
+def human_bytes(n: int) -> str:
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+def check_interface(original, scheduled) -> CheckOutcome:
+    """The scheduled function takes and returns exactly what the workload does."""
+
+    def signature(func):
+        return [(tuple(int(d) for d in p.shape), str(p.dtype)) for p in func.params]
+
+    if signature(original) != signature(scheduled):
+        return CheckOutcome("interface", False, "the schedule changed the function's inputs or output")
+    return CheckOutcome("interface", True, "inputs and output unchanged")
+
+
+def check_fusion(original, scheduled, target, budget_bytes: int) -> CheckOutcome:
+    """Conv and bias-add outputs must be tile-sized after compaction (or inlined away)."""
+    watched = written_buffer_names(original, FUSED_PRODUCERS)
+    full = compacted_buffer_bytes(original, target)
+    after = compacted_buffer_bytes(scheduled, target)
+    parts, too_big = [], []
+    for block, buffer in watched.items():
+        # set_scope and cache_write keep the name and add a suffix ("_shared", "_local").
+        copies = [n for name, n in after.items() if name == buffer or name.startswith(buffer + "_")]
+        size = max(copies) if copies else None
+        if size is None:
+            parts.append(f"{buffer}: inlined away")
+            continue
+        parts.append(f"{buffer}: {human_bytes(size)} per tile (whole tensor {human_bytes(full[buffer])})")
+        if size > budget_bytes:
+            too_big.append((block, buffer, size))
+    if not too_big:
+        return CheckOutcome("fusion", True, "; ".join(parts) + f"; budget {human_bytes(budget_bytes)}")
+    block, buffer, size = too_big[0]
+    return CheckOutcome(
+        "fusion",
+        False,
+        f"after lowering, {buffer} (written by '{block}') is still {human_bytes(size)}, over the "
+        f"{human_bytes(budget_bytes)} tile budget: its consumers do not run inside the conv's tile loops. "
+        "Split the conv's spatial loops, reorder the tile loops outermost, then "
+        "sch.reverse_compute_at(sch.get_sblock('T_add'), <tile loop>) and the same for 'compute'."
+        + (
+            " On a GPU a global buffer is shared by all thread blocks and never shrinks: also give the "
+            "intermediates a fast scope, e.g. sch.set_scope(sch.get_sblock('conv2d_nchw'), 0, 'shared')."
+            if target.kind.name == "cuda"
+            else ""
+        ),
+    )
+
+
+def unbound_blocks(schedule) -> list[str]:
+    """Blocks of a scheduled function with no enclosing loop bound to a GPU thread axis."""
+    from tvm import tirx
+
+    names = []
+    for block in blocks(schedule.mod["main"]):
+        if block.name_hint == "root":
+            continue
+        loops = schedule.get_loops(schedule.get_sblock(block.name_hint))
+        if not any(schedule.get(loop).kind == tirx.ForKind.THREAD_BINDING for loop in loops):
+            names.append(block.name_hint)
+    return names
+
+
+def check_binding(schedule) -> CheckOutcome:
+    unbound = unbound_blocks(schedule)
+    if not unbound:
+        return CheckOutcome("binding", True, "every block runs on GPU threads")
+    first = unbound[0]
+    return CheckOutcome(
+        "binding",
+        False,
+        f"block '{first}' is not bound to GPU threads"
+        + (f" (nor are {', '.join(repr(b) for b in unbound[1:])})" if len(unbound) > 1 else "")
+        + ": TVM would silently compile it for the host CPU. Bind its loops, for example "
+        f"b = sch.get_sblock('{first}'); bx, tx = sch.split(sch.fuse(*sch.get_loops(b)), [None, 256]); "
+        "sch.bind(bx, 'blockIdx.x'); sch.bind(tx, 'threadIdx.x'); or reverse_compute_at it under a bound loop "
+        "and bind its inner loops to threadIdx.",
+    )
+
+
+GPU_LIMITS = {"max_threads_per_block": 1024, "max_shared_memory_per_block": 48 * 1024, "max_local_memory_per_block": 2**31 - 1, "max_vector_bytes": 16}
+
+
+def check_gpu_limits(scheduled, target) -> CheckOutcome:
+    """Threads per block and shared memory within what every CUDA GPU since Kepler allows."""
+    import tvm
+    from tvm import s_tir, tirx
+
+    mod = tirx.transform.BindTarget(target)(tvm.IRModule({"main": scheduled}))
+    lowered = tvm.tirx.get_tir_pipeline("s_tir")[0](mod)  # before host/device split
+    ok = s_tir.analysis.verify_gpu_code(lowered["main"], GPU_LIMITS)
+    if ok:
+        return CheckOutcome("gpu-limits", True, "at most 1024 threads and 48 KiB shared memory per block")
+    return CheckOutcome(
+        "gpu-limits",
+        False,
+        "a kernel exceeds the GPU's limits (more than 1024 threads or 48 KiB of shared memory per block, "
+        "or vectors wider than 16 bytes): split the loops you bind to threadIdx",
+    )

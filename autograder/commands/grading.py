@@ -1,0 +1,82 @@
+"""`tvm-course grade-schedule`, `bench-grader` and `demo`: the schedule autograder's commands."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from ..config import GraderConfig
+
+EXIT_PASSED, EXIT_NOT_PASSED, EXIT_USAGE = 0, 1, 2
+
+
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("grader settings")
+    for name, default, help_text in GraderConfig.describe():
+        flag = "--" + name.replace("_", "-")
+        if isinstance(default, bool):
+            group.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=default, help=help_text)
+        else:
+            kind = float if isinstance(default, float) else int if isinstance(default, int) else str
+            group.add_argument(flag, dest=name, type=kind, default=default, help=f"{help_text} (default: {default})")
+
+
+def config_from(args: argparse.Namespace) -> GraderConfig:
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(GraderConfig) if hasattr(args, f.name)}
+    if getattr(args, "rpc", None):
+        values["rpc_tracker"] = args.rpc
+    if getattr(args, "key", None):
+        values["rpc_key"] = args.key
+    return GraderConfig(**values)
+
+
+def grade_schedule(args: argparse.Namespace) -> int:
+    from ..pipeline import UsageError, grade_source
+
+    try:
+        source = Path(args.file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        print(f"tvm-course grade-schedule: cannot read {args.file}: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        result = grade_source(args.problem, source, config_from(args), args.target)
+    except (UsageError, ValueError) as error:
+        print(f"tvm-course grade-schedule: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(result.to_json() if args.json else result.to_text())
+    return EXIT_PASSED if result.passed else EXIT_NOT_PASSED
+
+
+def demo(args: argparse.Namespace) -> int:
+    from .. import examples
+    from ..pipeline import grade_source
+
+    print("Grading the bundled example schedules (autograder/examples/):\n")
+    for name in examples.names():
+        problem = "gpu-fused-conv" if name.startswith("gpu") else "tile-fused-conv"
+        result = grade_source(problem, examples.source(name), config_from(args))
+        print(f"== {name}.py")
+        print(result.to_text(), end="\n\n")
+    return 0
+
+
+def register(subparsers) -> None:
+    grade = subparsers.add_parser(
+        "grade-schedule",
+        help="grade a file defining schedule(sch) on a problem",
+        description="Run FILE's schedule(sch) in a sandbox, replay its trace, check, compile, run and time it.",
+    )
+    grade.add_argument("problem", metavar="PROBLEM", help="tile-fused-conv or gpu-fused-conv")
+    grade.add_argument("file", metavar="FILE", help="a Python file defining schedule(sch)")
+    grade.add_argument("--target", choices=["cpu", "cuda"], help="defaults to the problem's own target")
+    grade.add_argument("--json", action="store_true", help="print one JSON object (the Result)")
+    grade.add_argument("--rpc", metavar="HOST:PORT", help="measure on a device behind this TVM RPC tracker")
+    grade.add_argument("--key", help="the device key to request from the tracker")
+    add_config_arguments(grade)
+    grade.set_defaults(handler=grade_schedule)
+
+    run_demo = subparsers.add_parser("demo", help="grade the bundled example schedules")
+    add_config_arguments(run_demo)
+    run_demo.set_defaults(handler=demo)

@@ -1,0 +1,53 @@
+"""The grader's settings: every field has a default and says what it is for."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+
+def _setting(default, help: str):
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class GraderConfig:
+    student_timeout_s: float = _setting(
+        30.0, "Wall-clock limit for the student's schedule() (an infinite loop becomes 'timeout')."
+    )
+    student_memory_mb: int = _setting(
+        2048, "Memory the student's code may allocate on top of TVM and the workload ('crashed' beyond)."
+    )
+    evaluate_timeout_s: float = _setting(
+        120.0, "Wall-clock limit for replaying, compiling, checking and timing one schedule."
+    )
+    evaluate_memory_mb: int = _setting(
+        4096, "Memory the trusted evaluator may allocate on top of TVM (huge unrolls hit this)."
+    )
+    output_tail_chars: int = _setting(
+        2000, "How much of the student's printed output is kept (the end of it)."
+    )
+    threads: int = _setting(
+        1, "TVM worker threads while timing; one thread keeps timings repeatable on shared machines."
+    )
+    timing_rounds: int = _setting(
+        15, "Interleaved baseline/candidate rounds; the speedup is the median of per-round ratios."
+    )
+    min_repeat_ms: float = _setting(
+        15.0, "Each timing sample repeats the function until it lasts at least this long."
+    )
+    seed: int | None = _setting(
+        None, "Seed for the test inputs; None draws a fresh one per grading (it is reported)."
+    )
+    measure_speed: bool = _setting(True, "Time the schedule against the baseline (speed credit).")
+    cuda_arch: str = _setting("sm_90", "CUDA architecture to compile for when no GPU says otherwise.")
+    rpc_tracker: str | None = _setting(
+        None, "HOST:PORT of a TVM RPC tracker: run and time on a remote device instead of here."
+    )
+    rpc_key: str | None = _setting(None, "Device key to request from the RPC tracker.")
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def describe(cls) -> list[tuple[str, object, str]]:
+        """(name, default, help) for every setting, for --help texts and docs."""
+        return [(f.name, f.default, f.metadata["help"]) for f in fields(cls)]

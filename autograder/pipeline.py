@@ -1,0 +1,229 @@
+"""Grade one submission: the data flow of design.md, end to end.
+
+    source ─► syntax check (here) ─► student child: schedule(sch) ─► trace over a private pipe
+          ─► allow-list (here) ─► evaluator child: replay, checks, compile, run, time ─► Result
+
+This process never runs student code and never imports TVM, so nothing a submission does
+can reach the verdict except through the trace.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import secrets
+import tempfile
+import time
+
+from .config import GraderConfig
+from .problems import Problem, get_problem
+from .replay import TraceRejected, validate_trace
+from .report import Check, Result
+from .sandbox import Child, ChildOutcome
+
+# Starting a child costs an interpreter, `import tvm` and building the workload: not the
+# student's time, so it is added to their limit rather than taken from it.
+STARTUP_ALLOWANCE_S = 20.0
+# RSS of a child with TVM loaded, before the student's or the evaluator's own allowance.
+BASE_RSS_MB = 1024
+
+
+class UsageError(ValueError):
+    """Bad arguments (an unknown problem, a target the problem is not for): exit code 2."""
+
+
+def grade_source(problem_name: str, source: str, config: GraderConfig | None = None, target: str | None = None) -> Result:
+    config = config or GraderConfig()
+    try:
+        problem = get_problem(problem_name)
+    except KeyError as error:
+        raise UsageError(str(error)) from None
+    if target is not None and target != problem.target:
+        raise UsageError(f"problem {problem.name!r} is graded on {problem.target!r}, not {target!r}")
+    if config.seed is None:
+        config = dataclasses.replace(config, seed=secrets.randbelow(2**31))
+    return _Grading(problem, config).run(source)
+
+
+class _Grading:
+    def __init__(self, problem: Problem, config: GraderConfig):
+        self.problem, self.config = problem, config
+        self.started = time.monotonic()
+        self.timings: dict[str, float] = {}
+
+    def result(self, status: str, *messages: str, **fields) -> Result:
+        self.timings["total"] = time.monotonic() - self.started
+        fields.setdefault("checks", [])
+        return Result(
+            problem=self.problem.name,
+            target=self.problem.target,
+            status=status,
+            messages=[m for m in messages if m],
+            timings=self.timings,
+            seed=self.config.seed,
+            **fields,
+        )
+
+    def run(self, source: str) -> Result:
+        syntax = syntax_error(source)
+        if syntax:
+            return self.result("error", syntax)
+        evaluator = Child(
+            "autograder.evaluate",
+            [self.problem.name, json.dumps(self.config.as_dict())],
+            env={"TVM_NUM_THREADS": str(self.config.threads), "OMP_NUM_THREADS": "1"},
+        ).start()
+        try:
+            student = self.run_student(source)
+            if isinstance(student, Result):
+                return student
+            output, trace = student
+            try:
+                validate_trace(trace)
+            except TraceRejected as error:
+                return self.result("rejected", str(error), student_output=output)
+            evaluator.send({"trace": trace})
+            outcome = evaluator.wait(
+                self.config.evaluate_timeout_s + STARTUP_ALLOWANCE_S,
+                memory_mb=self.config.evaluate_memory_mb + BASE_RSS_MB,
+            )
+            self.timings["evaluate"] = outcome.wall_s
+            return self.interpret_evaluation(outcome, output)
+        finally:
+            evaluator.kill()
+
+    def run_student(self, source: str):
+        """The trace and printed output of the student's code, or a Result saying what went wrong."""
+        with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False, encoding="utf-8") as handle:
+            handle.write(source)
+        try:
+            child = Child(
+                "autograder.student_runner",
+                [self.problem.name, handle.name, str(self.config.student_memory_mb)],
+                output_limit=self.config.output_tail_chars,
+                env={"TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
+            ).start()
+            outcome = child.wait(
+                self.config.student_timeout_s + STARTUP_ALLOWANCE_S,
+                memory_mb=self.config.student_memory_mb + BASE_RSS_MB,
+            )
+        finally:
+            if os.path.exists(handle.name):
+                os.unlink(handle.name)
+        self.timings["student"] = outcome.wall_s
+        output = outcome.output_tail
+        message = outcome.last("trace") or _last_report(outcome)
+        if outcome.timed_out:
+            return self.result("timeout", f"schedule() did not finish within {self.config.student_timeout_s:g} s (an infinite loop?)", student_output=output)
+        if outcome.memory_exceeded:
+            return self.result("crashed", f"your code used more than the {self.config.student_memory_mb} MB memory limit and was stopped", student_output=output)
+        if message is None:
+            return self.result("crashed", _silent_exit(outcome, "the process running your code"), student_output=output)
+        kind = message.get("kind")
+        if kind == "trace":
+            return output, message.get("trace")
+        if kind == "memory":
+            return self.result("crashed", message["message"], student_output=output)
+        if kind == "schedule_error":
+            where = "; ".join(message.get("where") or [])
+            return self.result("error", f"schedule error{' at ' + where if where else ''}:\n{message['message']}", student_output=output)
+        if kind in ("exception", "missing"):
+            return self.result("error", message["message"], student_output=output)
+        return self.result("error", "the child running your code sent an unreadable report", student_output=output)
+
+    def interpret_evaluation(self, outcome: ChildOutcome, output: str) -> Result:
+        report = outcome.last("result")
+        stage = (outcome.last("stage") or {}).get("stage", "prepare")
+        internal = outcome.last("internal")
+        if internal:
+            return self.result("error", f"internal grader error (not your code) during {stage}:\n{internal['message']}", student_output=output)
+        if report is None:
+            if outcome.timed_out:
+                return self.result("timeout", f"compiling, running and timing your schedule took longer than {self.config.evaluate_timeout_s:g} s (stuck in: {stage})", student_output=output)
+            if outcome.memory_exceeded:
+                return self.result("crashed", f"the evaluator ran out of memory (over {self.config.evaluate_memory_mb} MB) during {stage}: is something unrolled too far?", student_output=output)
+            if stage in ("prepare", "waiting"):
+                return self.result("error", "internal grader error (not your code) while preparing the workload:\n" + outcome.output_tail[-1500:], student_output=output)
+            return self.result("crashed", _silent_exit(outcome, f"the evaluator (during {stage})"), student_output=output)
+        for name, seconds in report.get("stage_s", {}).items():
+            self.timings[f"evaluate.{name}"] = seconds
+        checks = [Check(**c) for c in report.get("checks", [])]
+        messages = list(report.get("messages", []))
+        common = {"checks": checks, "student_output": output}
+        kind = report["outcome"]
+        if kind in ("schedule_error", "compile_error"):
+            return self.result("error", report["message"], *messages, **common)
+        if kind == "rejected":
+            return self.result("rejected", report["message"], *messages, **common)
+        if kind == "needs-gpu":
+            return self.result("needs-gpu", report["message"], *messages, **common)
+        return self.score(report, checks, messages, output)
+
+    def score(self, report: dict, checks: list[Check], messages: list[str], output: str) -> Result:
+        problem, weights = self.problem, self.problem.weights
+        correct = bool(report.get("correct"))
+        if not correct:
+            return self.result("failed", "wrong results score 0: see the correctness check", *messages, checks=checks, correct=False, student_output=output, credit={"correctness": 0.0, "structure": 0.0, "speed": 0.0})
+        fused = all(c.passed for c in checks if c.name == "fusion")
+        speed = report.get("speedup")
+        speedup = speed["median"] if speed else None
+        fraction = problem.speed_credit(speedup)
+        credit = {
+            "correctness": weights.correctness,
+            "structure": weights.structure if fused else 0.0,
+            "speed": round(weights.speed * fraction, 4),
+        }
+        review = False
+        if speed:
+            checks.append(Check("speed", fraction > 0, speed_message(problem, speed, fraction)))
+            if speedup > problem.implausible_speedup:
+                review = True
+                messages.append(f"a {speedup:.0f}x speedup is implausible for this problem: flagged for an instructor to look at")
+        return self.result(
+            "passed" if fused else "failed",
+            *messages,
+            checks=checks,
+            correct=True,
+            score=round(sum(credit.values()), 4),
+            credit=credit,
+            speedup=round(speedup, 4) if speedup is not None else None,
+            speedup_spread=speed,
+            runtimes_ms=report.get("runtimes_ms", {}),
+            student_output=output,
+            review=review,
+        )
+
+
+def speed_message(problem: Problem, speed: dict, fraction: float) -> str:
+    baseline = "the unscheduled function" if problem.baseline == "unscheduled" else "TVM's default GPU schedule (dlight)"
+    text = (
+        f"{speed['median']:.2f}x the speed of {baseline} (median of {speed['n']} interleaved rounds, "
+        f"middle half {speed['q1']:.2f}-{speed['q3']:.2f}x): {fraction:.0%} of the speed points"
+    )
+    higher = [b for b in problem.speed_bands if b.credit > fraction]
+    if higher:
+        text += f"; {higher[0].min_speedup:g}x earns {higher[0].credit:.0%}"
+    return text
+
+
+def syntax_error(source: str) -> str | None:
+    """A syntax error's line and text, found without running anything."""
+    try:
+        compile(source, "submission.py", "exec", dont_inherit=True)
+    except SyntaxError as error:
+        line = (error.text or "").rstrip()
+        pointer = f"\n    {line}" if line else ""
+        return f"syntax error on line {error.lineno}: {error.msg}{pointer}"
+    except (ValueError, RecursionError, MemoryError) as error:
+        return f"the submission cannot be compiled: {error.__class__.__name__}: {error}"
+    return None
+
+
+def _last_report(outcome: ChildOutcome) -> dict | None:
+    return next((m for m in reversed(outcome.messages) if m.get("kind") not in ("stage",)), None)
+
+
+def _silent_exit(outcome: ChildOutcome, who: str) -> str:
+    if outcome.signal_name:
+        return f"{who} was killed by {outcome.signal_name} (a crash in native code, or an explicit kill)"
+    return f"{who} exited (code {outcome.returncode}) without reporting a result"

@@ -1,0 +1,100 @@
+"""The Result of grading one schedule: JSON for tools, text for people, HTML for Jupyter."""
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import asdict, dataclass, field
+
+STATUSES = ("passed", "failed", "error", "timeout", "crashed", "rejected", "needs-gpu")
+
+
+@dataclass
+class Check:
+    name: str
+    passed: bool
+    message: str
+
+
+@dataclass
+class Result:
+    problem: str
+    target: str
+    status: str
+    score: float = 0.0
+    correct: bool | None = None
+    speedup: float | None = None
+    checks: list[Check] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    # Score parts in points out of 1 (correctness, structure, speed): what partial credit uses.
+    credit: dict[str, float] = field(default_factory=dict)
+    speedup_spread: dict[str, float] | None = None
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per grading stage
+    runtimes_ms: dict[str, float] = field(default_factory=dict)  # median per function timed
+    student_output: str = ""
+    seed: int | None = None
+    review: bool = False  # flagged for a human (e.g. an implausible speedup)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown status {self.status!r}")
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def check(self, name: str) -> Check | None:
+        return next((c for c in self.checks if c.name == name), None)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Result":
+        data = dict(data)
+        data["checks"] = [Check(**c) for c in data.get("checks", [])]
+        return cls(**data)
+
+    def to_text(self) -> str:
+        lines = [
+            f"{self.problem} ({self.target}): {self.status.upper()}  score {self.score:.2f}",
+        ]
+        if self.speedup is not None:
+            spread = ""
+            if self.speedup_spread:
+                spread = f" (middle half {self.speedup_spread['q1']:.2f}-{self.speedup_spread['q3']:.2f})"
+            lines.append(f"  speedup over the baseline: {self.speedup:.2f}x{spread}")
+        for check in self.checks:
+            mark = "ok  " if check.passed else "FAIL"
+            lines.append(f"  [{mark}] {check.name}: {check.message}")
+        for message in self.messages:
+            lines.append(f"  {message}")
+        if self.student_output.strip():
+            lines.append("  your code printed (last lines):")
+            lines.extend("    " + line for line in self.student_output.rstrip().splitlines()[-10:])
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def _repr_html_(self) -> str:
+        colour = {"passed": "#1a7f37", "needs-gpu": "#9a6700"}.get(self.status, "#cf222e")
+        rows = "".join(
+            f"<tr><td>{'&#10003;' if c.passed else '&#10007;'}</td><td><b>{html.escape(c.name)}</b></td>"
+            f"<td>{html.escape(c.message)}</td></tr>"
+            for c in self.checks
+        )
+        speed = f"<p>Speedup over the baseline: <b>{self.speedup:.2f}x</b></p>" if self.speedup is not None else ""
+        notes = "".join(f"<li>{html.escape(m)}</li>" for m in self.messages)
+        output = (
+            f"<details><summary>Your code printed</summary><pre>{html.escape(self.student_output)}</pre></details>"
+            if self.student_output.strip()
+            else ""
+        )
+        return (
+            f"<div><p><b style='color:{colour}'>{self.status.upper()}</b> &mdash; {html.escape(self.problem)} "
+            f"({html.escape(self.target)}), score <b>{self.score:.2f}</b></p>{speed}"
+            f"<table>{rows}</table><ul>{notes}</ul>{output}</div>"
+        )

@@ -1,0 +1,76 @@
+"""Where compiled code runs: this machine, or a device behind TVM's RPC tracker.
+
+Both give the same small interface, so correctness and timing code does not care which.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+
+
+class LocalSession:
+    def __init__(self, target_kind: str):
+        import tvm
+
+        self.device = tvm.cuda(0) if target_kind == "cuda" else tvm.cpu(0)
+        self.where = "this machine"
+
+    def load(self, executable):
+        return executable.mod
+
+    def tensor(self, array: np.ndarray):
+        import tvm
+
+        return tvm.runtime.tensor(array, self.device)
+
+    def close(self) -> None:
+        pass
+
+
+class RPCSession:
+    """A remote device requested from a tracker; compiled libraries are uploaded to it."""
+
+    def __init__(self, target_kind: str, tracker: str, key: str, timeout_s: float = 60):
+        from tvm import rpc
+
+        host, _, port = tracker.rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"--rpc wants HOST:PORT, got {tracker!r}")
+        self.remote = rpc.connect_tracker(host, int(port)).request(key, priority=1, session_timeout=int(timeout_s))
+        self.device = self.remote.cuda(0) if target_kind == "cuda" else self.remote.cpu(0)
+        self.where = f"RPC device '{key}' via {tracker}"
+        self._tmp = tempfile.TemporaryDirectory(prefix="tvm-course-rpc-")
+
+    def load(self, executable):
+        path = os.path.join(self._tmp.name, f"lib{len(os.listdir(self._tmp.name))}.so")
+        executable.export_library(path)
+        self.remote.upload(path)
+        return self.remote.load_module(os.path.basename(path))
+
+    def tensor(self, array: np.ndarray):
+        import tvm
+
+        return tvm.runtime.tensor(array, self.device)
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+
+def open_session(target_kind: str, tracker: str | None, key: str | None):
+    if tracker:
+        if not key:
+            raise ValueError("an RPC tracker needs a device key (--key)")
+        return RPCSession(target_kind, tracker, key)
+    return LocalSession(target_kind)
+
+
+def gpu_present() -> bool:
+    """True when a CUDA device can be used here (needs the driver, not just nvcc)."""
+    try:
+        import tvm
+
+        return bool(tvm.cuda(0).exist)
+    except Exception:
+        return False

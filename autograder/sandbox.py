@@ -1,0 +1,212 @@
+"""Child processes for untrusted and crash-prone work, with a private channel back.
+
+A child reports only through a pipe whose descriptor the parent hands it (JSON, one object a
+line); its stdout and stderr are just output, of which a bounded tail is kept. So printing
+something that looks like a grader result changes nothing. A child that hangs is killed at
+its deadline; one that grows past its memory allowance is killed too; its whole process
+group goes with it, so anything it forked does not outlive the grading.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+
+import psutil
+
+_POLL_S = 0.05
+
+
+@dataclass
+class ChildOutcome:
+    messages: list[dict] = field(default_factory=list)  # what arrived on the private channel
+    returncode: int | None = None
+    timed_out: bool = False
+    memory_exceeded: bool = False
+    output_tail: str = ""
+    wall_s: float = 0.0
+    peak_rss_mb: float = 0.0
+
+    @property
+    def signal_name(self) -> str | None:
+        if self.returncode is not None and self.returncode < 0:
+            try:
+                return signal.Signals(-self.returncode).name
+            except ValueError:
+                return f"signal {-self.returncode}"
+        return None
+
+    def last(self, kind: str) -> dict | None:
+        """The last channel message of a kind ('result', 'stage', ...)."""
+        return next((m for m in reversed(self.messages) if m.get("kind") == kind), None)
+
+
+class _TailBuffer:
+    """Keeps the last `limit` characters of a stream, however much is written."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.data += chunk
+        keep = self.limit * 4  # UTF-8 is at most four bytes a character
+        if len(self.data) > 2 * keep:
+            del self.data[:-keep]
+
+    def text(self) -> str:
+        text = self.data.decode("utf-8", errors="replace")[-self.limit :]
+        if self.total > len(self.data):
+            text = f"[... {self.total - len(self.data)} earlier bytes of output dropped ...]\n" + text
+        return text
+
+
+class Child:
+    """`python -m MODULE CHANNEL_FD ARGS...` in its own session and temporary directory."""
+
+    def __init__(self, module: str, args: list[str], *, output_limit: int = 2000, env: dict[str, str] | None = None):
+        self.module = module
+        self.args = args
+        self.output = _TailBuffer(output_limit)
+        self.messages: list[dict] = []
+        self.env = {**os.environ, **(env or {})}
+        self._workdir = tempfile.TemporaryDirectory(prefix="tvm-course-")
+        self._threads: list[threading.Thread] = []
+        self.proc: subprocess.Popen | None = None
+        self.started = 0.0
+
+    def start(self) -> "Child":
+        read_fd, write_fd = os.pipe()
+        self.env["PYTHONPATH"] = os.pathsep.join(filter(None, [_package_root(), self.env.get("PYTHONPATH")]))
+        self.env["PYTHONDONTWRITEBYTECODE"] = "1"
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", self.module, str(write_fd), *self.args],
+            pass_fds=(write_fd,),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=self._workdir.name,
+            env=self.env,
+            start_new_session=True,
+        )
+        os.close(write_fd)
+        self._spawn(self._read_output, self.proc.stdout)
+        self._spawn(self._read_channel, os.fdopen(read_fd, "rb"))
+        return self
+
+    def send(self, message: dict) -> None:
+        """One JSON line on the child's stdin (it may already be gone: that shows in wait())."""
+        try:
+            self.proc.stdin.write((json.dumps(message) + "\n").encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass
+
+    def wait(self, timeout_s: float, memory_mb: float | None = None) -> ChildOutcome:
+        outcome = ChildOutcome()
+        deadline = time.monotonic() + timeout_s
+        try:
+            process = psutil.Process(self.proc.pid)
+        except psutil.Error:
+            process = None
+        while self.proc.poll() is None:
+            if time.monotonic() > deadline:
+                outcome.timed_out = True
+                break
+            rss = _tree_rss_mb(process)
+            outcome.peak_rss_mb = max(outcome.peak_rss_mb, rss)
+            if memory_mb is not None and rss > memory_mb:
+                outcome.memory_exceeded = True
+                break
+            time.sleep(_POLL_S)
+        self.kill()
+        outcome.returncode = self.proc.wait()
+        for thread in self._threads:
+            thread.join(timeout=2.0)
+        outcome.wall_s = time.monotonic() - self.started
+        outcome.messages = list(self.messages)
+        outcome.output_tail = self.output.text()
+        self._workdir.cleanup()
+        return outcome
+
+    def kill(self) -> None:
+        """End the child and everything in its process group."""
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for stream in (self.proc.stdin,):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def _spawn(self, target, stream) -> None:
+        thread = threading.Thread(target=target, args=(stream,), daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def _read_output(self, stream) -> None:
+        for chunk in iter(lambda: stream.read1(65536), b""):
+            self.output.feed(chunk)
+
+    def _read_channel(self, stream) -> None:
+        with stream:
+            for line in stream:
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    message = {"kind": "garbled"}
+                self.messages.append(message if isinstance(message, dict) else {"kind": "garbled"})
+
+
+def _tree_rss_mb(process) -> float:
+    if process is None:
+        return 0.0
+    try:
+        procs = [process, *process.children(recursive=True)]
+    except psutil.Error:
+        return 0.0
+    total = 0
+    for proc in procs:
+        try:
+            total += proc.memory_info().rss
+        except psutil.Error:
+            pass
+    return total / 2**20
+
+
+def _package_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def open_channel(fd_arg: str):
+    """In a child: the private channel to the parent, and a function that sends one message."""
+    channel = os.fdopen(int(fd_arg), "w", buffering=1)
+
+    def send(message: dict) -> None:
+        channel.write(json.dumps(message) + "\n")
+        channel.flush()
+
+    return send
+
+
+def limit_memory(extra_mb: int) -> None:
+    """In a child: cap its address space at what it uses now plus `extra_mb`."""
+    import resource
+
+    current = psutil.Process().memory_info().vms
+    limit = current + extra_mb * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
