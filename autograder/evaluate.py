@@ -9,6 +9,7 @@ generated code, or in LLVM, costs the grading and not the grader.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 import time
@@ -141,7 +142,8 @@ class Evaluation:
         if len(executable.mod.imports) == 0:
             return CheckOutcome("cuda-build", False, "no CUDA kernel was generated: the whole function compiled for the host (is every block bound?)")
         source = executable.mod.imports[0].inspect_source()
-        message = f"compiled to CUDA C ({len(source.splitlines())} lines, {source.count('extern "C" __global__')} kernels)"
+        kernels = len(re.findall(r"__global__[^;{]*\{", source))  # definitions, not declarations
+        message = f"compiled to CUDA C ({len(source.splitlines())} lines, {kernels} kernels)"
         if shutil.which("nvcc"):
             from tvm.support import nvcc
 
