@@ -8,26 +8,36 @@ the schedule's trace, which the trusted side validates and replays on its own co
 """
 from __future__ import annotations
 
+import linecache
 import os
+import re
 import sys
 import traceback
 
 SUBMISSION = "submission.py"
 
 
+def student_frames(error: BaseException) -> list[str]:
+    """Where in the student's own file the error came from, innermost last."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == SUBMISSION]
+    return [f"line {f.lineno}, in {f.name}: {f.line}" for f in frames[-3:]]
+
+
 def student_traceback(error: BaseException) -> str:
     """The error as the student should see it: their own frames and the exception text."""
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == SUBMISSION]
-    lines = [f"line {f.lineno}, in {f.name}: {f.line}" for f in frames[-3:]]
     detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-    return "\n".join(lines + [detail])
+    return "\n".join(student_frames(error) + [detail])
 
 
 def schedule_error_text(error: BaseException) -> str:
-    """TVM's explanation of a failed primitive, without its C++ stack."""
+    """TVM's explanation of a failed primitive, without the IR dump and C++ stack around it."""
     text = str(error)
-    kept = [line for line in text.splitlines() if not line.lstrip().startswith(("File \"/", "File \"<unknown>", "0:", "1:"))]
-    return "\n".join(kept).strip() or text
+    primitive = re.search(r"error occurred in the schedule primitive '([^']+)'", text)
+    if "Error message:" in text:
+        detail = text.split("Error message:", 1)[1].strip()
+    else:
+        detail = text.strip().splitlines()[-1] if text.strip() else type(error).__name__
+    return f"{primitive.group(1)}: {detail}" if primitive else detail
 
 
 def main(argv: list[str]) -> None:
@@ -48,6 +58,8 @@ def main(argv: list[str]) -> None:
     send({"kind": "stage", "stage": "student"})
 
     namespace = {"__name__": "submission", "__file__": SUBMISSION}
+    # So tracebacks can quote the student's lines: the file itself is gone.
+    linecache.cache[SUBMISSION] = (len(source), None, source.splitlines(True), SUBMISSION)
     try:
         exec(compile(source, SUBMISSION, "exec"), namespace)
         student_schedule = namespace.get("schedule")
@@ -59,7 +71,7 @@ def main(argv: list[str]) -> None:
         send({"kind": "memory", "message": "your code ran out of memory (the grader's memory limit)"})
         os._exit(0)
     except s_tir.ScheduleError as error:
-        send({"kind": "schedule_error", "message": schedule_error_text(error), "where": student_traceback(error).splitlines()[:-1]})
+        send({"kind": "schedule_error", "message": schedule_error_text(error), "where": student_frames(error)})
         os._exit(0)
     except BaseException as error:  # SystemExit and KeyboardInterrupt too: the student's code raised them
         send({"kind": "exception", "message": student_traceback(error)})

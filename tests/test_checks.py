@@ -1,0 +1,151 @@
+"""checks.py: fusion from compacted buffers, interface, GPU binding and limits."""
+from __future__ import annotations
+
+import pytest
+
+from autograder import checks, examples
+
+
+@pytest.fixture(scope="module")
+def func():
+    from autograder.problems.workload import fused_primfunc
+
+    return fused_primfunc()
+
+
+def scheduled(func, example: str | None = None, extra=None):
+    from tvm import s_tir
+
+    schedule = s_tir.Schedule(func)
+    if example:
+        namespace: dict = {}
+        exec(examples.source(example), namespace)
+        namespace["schedule"](schedule)
+    if extra:
+        extra(schedule)
+    return schedule
+
+
+def cpu():
+    import tvm
+
+    return tvm.target.Target.from_device(tvm.cpu())
+
+
+def cuda():
+    import tvm
+
+    return tvm.target.Target({"kind": "cuda", "arch": "sm_90"})
+
+
+def test_compaction_shrinks_the_journals_intermediates_to_one_tile(func):
+    sizes = checks.compacted_buffer_bytes(scheduled(func, "journal").mod["main"], cpu())
+    assert sizes["conv2d_nchw_intermediate"] == 16 * 16 * 4
+    assert sizes["T_add_intermediate"] == 16 * 16 * 4
+    assert sizes["pad_temp"] == 3 * 226 * 226 * 4  # upstream of the tiles: stays whole
+
+
+def test_unscheduled_function_fails_fusion_with_advice(func):
+    outcome = checks.check_fusion(func, func, cpu(), 32 * 1024)
+    assert not outcome.passed
+    assert "conv2d_nchw_intermediate" in outcome.message and "3.1 MiB" in outcome.message
+    assert "reverse_compute_at" in outcome.message
+
+
+def test_journal_and_blocked_schedules_pass_fusion(func):
+    for name in ("journal", "blocked_vectorized"):
+        outcome = checks.check_fusion(func, scheduled(func, name).mod["main"], cpu(), 32 * 1024)
+        assert outcome.passed, outcome.message
+
+
+def test_tiles_larger_than_the_budget_fail_fusion(func):
+    # 112 x 112 tiles: Add and ReLU do run inside the tile loops, but a tile is 49 KiB.
+    def big_tiles(sch):
+        conv = sch.get_sblock("conv2d_nchw")
+        nn, ff, yy, xx, *_ = sch.get_loops(conv)
+        yo, yi = sch.split(yy, [None, 112])
+        xo, xi = sch.split(xx, [None, 112])
+        sch.reorder(yo, xo, yi, xi)
+        sch.reverse_compute_at(sch.get_sblock("T_add"), xo)
+        sch.reverse_compute_at(sch.get_sblock("compute"), xo)
+
+    outcome = checks.check_fusion(func, scheduled(func, extra=big_tiles).mod["main"], cpu(), 32 * 1024)
+    assert not outcome.passed and "49.0 KiB" in outcome.message
+
+
+def test_inlining_the_add_counts_as_fused(func):
+    def inline_add(sch):
+        sch.compute_inline(sch.get_sblock("T_add"))
+
+    outcome = checks.check_fusion(func, scheduled(func, "journal", inline_add).mod["main"], cpu(), 32 * 1024)
+    assert outcome.passed and "inlined away" in outcome.message
+
+
+def test_interface_is_kept_by_any_schedule(func):
+    assert checks.check_interface(func, scheduled(func, "blocked_vectorized").mod["main"]).passed
+
+
+def test_binding_names_every_unbound_block(func):
+    outcome = checks.check_binding(scheduled(func))
+    assert not outcome.passed
+    assert "block 'pad_temp' is not bound" in outcome.message
+    assert "'conv2d_nchw'" in outcome.message and "sch.bind" in outcome.message
+
+
+def test_partly_bound_schedule_names_the_block_left_on_the_host(func):
+    schedule = scheduled(func, "gpu_bound")
+    assert checks.check_binding(schedule).passed
+
+    def bind_all_but_relu(sch):
+        conv = sch.get_sblock("conv2d_nchw")
+        nn, ff, yy, xx, *_ = sch.get_loops(conv)
+        sch.bind(sch.fuse(nn, ff), "blockIdx.x")
+        sch.bind(yy, "threadIdx.x")
+        pad = sch.get_sblock("pad_temp")
+        outer, inner = sch.split(sch.fuse(*sch.get_loops(pad)), [None, 256])
+        sch.bind(outer, "blockIdx.x")
+        sch.bind(inner, "threadIdx.x")
+        add = sch.get_sblock("T_add")
+        outer, inner = sch.split(sch.fuse(*sch.get_loops(add)), [None, 256])
+        sch.bind(outer, "blockIdx.x")
+        sch.bind(inner, "threadIdx.x")
+
+    outcome = checks.check_binding(scheduled(func, extra=bind_all_but_relu))
+    assert not outcome.passed
+    assert outcome.message.startswith("block 'compute' is not bound")
+
+
+def test_gpu_limits_catch_too_many_threads(func):
+    def wide_blocks(sch):
+        for name in ("pad_temp", "conv2d_nchw", "T_add", "compute"):
+            block = sch.get_sblock(name)
+            loops = sch.get_loops(block)
+            spatial = loops[:4]
+            outer, inner = sch.split(sch.fuse(*spatial), [None, 2048])
+            sch.bind(outer, "blockIdx.x")
+            sch.bind(inner, "threadIdx.x")
+
+    outcome = checks.check_gpu_limits(scheduled(func, extra=wide_blocks).mod["main"], cuda())
+    assert not outcome.passed and "1024 threads" in outcome.message
+    assert checks.check_gpu_limits(scheduled(func, "gpu_bound").mod["main"], cuda()).passed
+
+
+def test_gpu_fusion_needs_a_fast_scope(func):
+    """Bound tiles alone leave the global intermediates whole; set_scope('shared') shrinks them."""
+
+    def journal_bound_without_scope(sch):
+        conv = sch.get_sblock("conv2d_nchw")
+        nn, ff, yo, xo, yi, xi, *_ = sch.get_loops(conv)
+        sch.bind(sch.fuse(nn, ff, yo, xo), "blockIdx.x")
+        sch.bind(sch.fuse(yi, xi), "threadIdx.x")
+
+    unscoped = scheduled(func, "journal", journal_bound_without_scope).mod["main"]
+    outcome = checks.check_fusion(func, unscoped, cuda(), 48 * 1024)
+    assert not outcome.passed and "set_scope" in outcome.message
+    assert checks.check_fusion(func, scheduled(func, "gpu_bound").mod["main"], cuda(), 48 * 1024).passed
+
+
+def test_human_bytes():
+    assert checks.human_bytes(1024) == "1.0 KiB"
+    assert checks.human_bytes(3 * 2**20 + 2**19) == "3.5 MiB"
+    assert checks.human_bytes(12) == "12 B"

@@ -1,0 +1,217 @@
+"""pipeline.py end to end: good schedules get credit; every kind of bad input gets a clear verdict.
+
+Each test grades for real: a sandboxed child runs the submission, a second child replays,
+compiles, runs and times it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+
+import pytest
+
+from autograder import examples
+from autograder.pipeline import UsageError, grade_source, syntax_error
+
+pytestmark = pytest.mark.slow
+
+JOURNAL = examples.source("journal")
+
+
+def grade(source: str, config, problem: str = "tile-fused-conv"):
+    result = grade_source(problem, textwrap.dedent(source), config)
+    assert 0.0 <= result.score <= 1.0
+    return result
+
+
+def test_the_journals_schedule_gets_correctness_and_fusion_credit(fast_config):
+    result = grade(JOURNAL, fast_config)
+    assert result.status == "passed"
+    assert result.correct is True
+    assert result.check("fusion").passed
+    assert result.credit["correctness"] == 0.4 and result.credit["structure"] == 0.3
+    assert result.speedup < 1.0  # on these CPUs the journal's tiling alone is slower
+    assert result.credit["speed"] == 0.0
+    assert result.timings["total"] > 0 and result.seed is not None
+
+
+def test_a_register_blocked_vectorised_schedule_earns_speed_credit(fast_config):
+    result = grade(examples.source("blocked_vectorized"), fast_config)
+    assert result.status == "passed"
+    assert result.speedup > 1.2
+    assert result.credit["speed"] > 0
+    assert result.check("speed").passed
+
+
+def test_grading_is_repeatable(fast_config):
+    config = dataclasses.replace(fast_config, timing_rounds=7)
+    first, second = (grade(examples.source("blocked_vectorized"), config) for _ in range(2))
+    assert (first.status, first.score) == (second.status, second.score)
+
+
+def test_an_empty_schedule_is_correct_but_not_fused(fast_config):
+    result = grade("def schedule(sch):\n    pass\n", fast_config)
+    assert result.status == "failed"
+    assert result.correct is True
+    assert not result.check("fusion").passed
+    assert result.score == pytest.approx(0.4)
+
+
+def test_syntax_error_names_the_line(fast_config):
+    result = grade("def schedule(sch):\n    x = (1,\n\ndef other(:\n", fast_config)
+    assert result.status == "error" and result.score == 0
+    assert "syntax error on line" in result.messages[0]
+
+
+def test_missing_schedule_function(fast_config):
+    result = grade("def schedul(sch):\n    pass\n", fast_config)
+    assert result.status == "error"
+    assert "does not define a function schedule(sch)" in result.messages[0]
+
+
+def test_the_students_own_exception_text_is_shown_with_its_line(fast_config):
+    result = grade(
+        """
+        def schedule(sch):
+            raise RuntimeError("my tiles are wrong")
+        """,
+        fast_config,
+    )
+    assert result.status == "error"
+    assert "RuntimeError: my tiles are wrong" in result.messages[0]
+    assert "line 3, in schedule" in result.messages[0]
+
+
+def test_a_schedule_error_carries_tvms_explanation(fast_config):
+    result = grade(
+        """
+        def schedule(sch):
+            conv = sch.get_sblock("conv2d_nchw")
+            pad_loops = sch.get_loops(sch.get_sblock("pad_temp"))
+            sch.reverse_compute_at(sch.get_sblock("T_add"), pad_loops[0])  # before its producer
+        """,
+        fast_config,
+    )
+    assert result.status == "error"
+    message = result.messages[0]
+    assert message.startswith("schedule error at line 5, in schedule: sch.reverse_compute_at")
+    assert "reverse-compute-at: The primitive requires all the producer(s)" in message
+    assert "T.sblock" not in message  # TVM's IR dump is left out
+
+
+def test_an_infinite_loop_times_out(fast_config):
+    result = grade("def schedule(sch):\n    while True:\n        pass\n", dataclasses.replace(fast_config, student_timeout_s=1.0))
+    assert result.status == "timeout" and result.score == 0
+    assert "did not finish within 1 s" in result.messages[0]
+
+
+def test_memory_exhaustion_hits_the_graders_limit(fast_config):
+    result = grade(
+        """
+        def schedule(sch):
+            hoard = [bytearray(64 * 2**20) for _ in range(1000)]
+        """,
+        dataclasses.replace(fast_config, student_memory_mb=256),
+    )
+    assert result.status == "crashed"
+    assert "memory" in result.messages[0]
+
+
+def test_an_interpreter_crash_is_reported_with_its_signal(fast_config):
+    result = grade(
+        """
+        import ctypes
+        def schedule(sch):
+            ctypes.string_at(0)
+        """,
+        fast_config,
+    )
+    assert result.status == "crashed"
+    assert "SIGSEGV" in result.messages[0]
+
+
+def test_exiting_early_is_a_crash_not_a_pass(fast_config):
+    result = grade("import os\ndef schedule(sch):\n    os._exit(0)\n", fast_config)
+    assert result.status == "crashed" and "without reporting" in result.messages[0]
+    result = grade("import sys\ndef schedule(sch):\n    sys.exit(0)\n", fast_config)
+    assert result.status == "error" and "SystemExit" in result.messages[0]
+
+
+def test_a_flood_of_output_is_cut_to_a_tail_and_grading_goes_on(fast_config):
+    result = grade(JOURNAL + "\nprint('x' * 10_000_000)\nprint('LAST LINE')\n", fast_config)
+    assert result.status == "passed"
+    assert result.student_output.rstrip().endswith("LAST LINE")
+    assert len(result.student_output) <= fast_config.output_tail_chars + 100
+
+
+def test_printing_a_fake_result_changes_nothing(fast_config):
+    fake = '{"problem": "tile-fused-conv", "status": "passed", "score": 1.0, "correct": true}'
+    result = grade(f"def schedule(sch):\n    print('{fake}')\n", fast_config)
+    assert result.status == "failed" and result.score == pytest.approx(0.4)
+
+
+def test_patching_clocks_numpy_and_tvm_in_the_students_process_gains_nothing(fast_config):
+    result = grade(
+        JOURNAL
+        + """
+import time, numpy, tvm
+time.perf_counter = time.time = lambda: 0.0
+numpy.allclose = lambda *a, **k: True
+numpy.abs = lambda x: x * 0
+tvm.runtime.Module.time_evaluator = lambda *a, **k: (lambda *x: type("R", (), {"mean": 1e-9})())
+""",
+        fast_config,
+    )
+    assert result.status == "passed"
+    assert result.speedup < 1.0 and result.credit["speed"] == 0.0
+
+
+def test_a_forged_trace_on_the_private_channel_is_still_checked(fast_config):
+    result = grade(
+        """
+        import json, os, sys
+        def schedule(sch):
+            forged = [[["GetSBlock", [], ["conv2d_nchw", "main"], ["b0"]],
+                       ["UnsafeSetDType", ["b0"], [0, "float16"], []]], []]
+            os.write(int(sys.argv[1]), (json.dumps({"kind": "trace", "trace": forged}) + "\\n").encode())
+            os._exit(0)
+        """,
+        fast_config,
+    )
+    assert result.status == "rejected"
+    assert "unsafe_set_dtype is not allowed" in result.messages[0]
+
+
+def test_unsafe_primitives_are_rejected(fast_config):
+    result = grade(
+        """
+        def schedule(sch):
+            sch.unsafe_set_dtype(sch.get_sblock("T_add"), 0, "float16")
+        """,
+        fast_config,
+    )
+    assert result.status == "rejected" and result.score == 0
+    assert "unsafe_set_dtype" in result.messages[0]
+
+
+def test_code_injecting_annotations_are_rejected(fast_config):
+    result = grade(
+        """
+        def schedule(sch):
+            sch.annotate(sch.get_sblock("compute"), "pragma_import_c", "int evil;")
+        """,
+        fast_config,
+    )
+    assert result.status == "rejected" and "pragma_import_c" in result.messages[0]
+
+
+def test_usage_errors_are_distinguished_from_verdicts(fast_config):
+    with pytest.raises(UsageError, match="known problems"):
+        grade_source("no-such-problem", JOURNAL, fast_config)
+    with pytest.raises(UsageError, match="graded on 'cpu'"):
+        grade_source("tile-fused-conv", JOURNAL, fast_config, target="cuda")
+
+
+def test_syntax_check_runs_nothing():
+    assert syntax_error("import os\nos._exit(3)\n") is None
+    assert "line 1" in syntax_error("def (:\n")

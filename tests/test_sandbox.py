@@ -1,0 +1,94 @@
+"""sandbox.py: the child process, its private channel, output tail, limits and clean-up."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import psutil
+
+from autograder.sandbox import Child, _TailBuffer
+
+FIXTURE_DIR = str(Path(__file__).parent)
+
+
+def child(mode: str, **kwargs) -> Child:
+    return Child("sandbox_child_fixture", [mode], env={"PYTHONPATH": FIXTURE_DIR}, **kwargs).start()
+
+
+def test_messages_come_over_the_private_channel_not_stdout():
+    running = child("echo")
+    running.send({"hello": 1})
+    outcome = running.wait(30)
+    assert outcome.last("echo") == {"kind": "echo", "got": '{"hello": 1}'}
+    assert outcome.returncode == 0 and not outcome.timed_out
+
+
+def test_a_flood_of_output_keeps_only_a_bounded_tail():
+    outcome = child("flood", output_limit=500).wait(60)
+    assert outcome.last("done")
+    assert outcome.output_tail.endswith("THE END\n")
+    assert "earlier bytes of output dropped" in outcome.output_tail
+    assert len(outcome.output_tail) < 700
+
+
+def test_a_hanging_child_is_killed_at_its_deadline():
+    started = time.monotonic()
+    outcome = child("sleep").wait(1.0)
+    assert outcome.timed_out
+    assert outcome.signal_name == "SIGKILL"
+    assert time.monotonic() - started < 10
+
+
+def test_grandchildren_die_with_the_child():
+    running = child("orphan")
+    deadline = time.monotonic() + 20
+    while not running.messages and time.monotonic() < deadline:
+        time.sleep(0.05)
+    grandchild = running.messages[0]["pid"]
+    assert psutil.pid_exists(grandchild)
+    running.wait(0.5)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(grandchild).status() == psutil.STATUS_ZOMBIE:
+                break
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the grandchild outlived the grading")
+
+
+def test_memory_growth_is_stopped_by_the_graders_own_limit():
+    outcome = child("grow").wait(60, memory_mb=400)
+    assert outcome.memory_exceeded
+    assert 400 < outcome.peak_rss_mb < 2000
+
+
+def test_garbled_channel_lines_are_marked_not_trusted():
+    outcome = child("garbled").wait(30)
+    assert [m["kind"] for m in outcome.messages] == ["garbled", "garbled"]
+
+
+def test_a_crash_reports_its_signal():
+    outcome = child("segfault").wait(30)
+    assert outcome.signal_name == "SIGSEGV"
+    assert outcome.messages == []
+
+
+def test_tail_buffer_counts_what_it_dropped():
+    tail = _TailBuffer(limit=4)
+    for _ in range(100):
+        tail.feed(b"abcdefgh")
+    assert tail.text().endswith("efgh")
+    assert tail.total == 800
+
+
+def test_the_child_runs_in_its_own_temporary_directory():
+    running = child("echo")
+    workdir = running._workdir.name
+    assert os.path.isdir(workdir)
+    running.send({})
+    running.wait(30)
+    assert not os.path.exists(workdir)
