@@ -33,9 +33,10 @@ def cpu():
 
 
 def cuda():
+    """As the evaluator builds it: a CUDA target with the host CPU as its host."""
     import tvm
 
-    return tvm.target.Target({"kind": "cuda", "arch": "sm_90"})
+    return tvm.target.Target({"kind": "cuda", "arch": "sm_90"}, host=tvm.target.Target.from_device(tvm.cpu()))
 
 
 def test_compaction_shrinks_the_journals_intermediates_to_one_tile(func):

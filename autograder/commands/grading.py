@@ -62,6 +62,16 @@ def demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def bench_grader(args: argparse.Namespace) -> int:
+    from .. import examples, grader_bench
+
+    source = Path(args.file).read_text(encoding="utf-8") if args.file else examples.source(args.example)
+    what = args.file or f"autograder/examples/{args.example}.py"
+    print(f"Grading {what} on {args.problem} {args.runs} times:")
+    grader_bench.run(args.problem, source, args.runs, config_from(args))
+    return 0
+
+
 def register(subparsers) -> None:
     grade = subparsers.add_parser(
         "grade-schedule",
@@ -76,6 +86,18 @@ def register(subparsers) -> None:
     grade.add_argument("--key", help="the device key to request from the tracker")
     add_config_arguments(grade)
     grade.set_defaults(handler=grade_schedule)
+
+    bench = subparsers.add_parser(
+        "bench-grader",
+        help="time one grading end to end, by stage, and the spread of its speedup",
+        description="A benchmark: grade one submission several times and print wall times and the speedup's spread.",
+    )
+    bench.add_argument("--problem", default="tile-fused-conv")
+    bench.add_argument("--example", default="blocked_vectorized", help="a bundled example schedule (default: %(default)s)")
+    bench.add_argument("--file", help="grade this file instead of an example")
+    bench.add_argument("--runs", type=int, default=10)
+    add_config_arguments(bench)
+    bench.set_defaults(handler=bench_grader)
 
     run_demo = subparsers.add_parser("demo", help="grade the bundled example schedules")
     add_config_arguments(run_demo)

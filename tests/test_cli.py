@@ -1,0 +1,79 @@
+"""The `tvm-course` console script: grade-schedule's contract (JSON fields, exit codes), demo, bench."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import examples
+
+pytestmark = pytest.mark.slow
+
+FAST = ["--timing-rounds", "3", "--min-repeat-ms", "5"]
+TVM_COURSE = str(Path(sys.executable).parent / "tvm-course")
+
+
+def tvm_course(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([TVM_COURSE, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_grade_schedule_json_contract_and_exit_0_when_passed():
+    run = tvm_course("grade-schedule", "tile-fused-conv", str(examples.path("journal")), "--json", *FAST)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)  # exactly one JSON object on stdout
+    assert {"problem", "target", "status", "score", "correct", "speedup", "checks", "messages"} <= set(result)
+    assert result["problem"] == "tile-fused-conv" and result["target"] == "cpu"
+    assert result["status"] == "passed" and result["correct"] is True
+    assert all(set(c) == {"name", "passed", "message"} for c in result["checks"])
+
+
+def test_exit_1_and_still_json_when_the_submission_is_broken(tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text("def schedule(sch):\n    raise ValueError('nope')\n")
+    run = tvm_course("grade-schedule", "tile-fused-conv", str(broken), "--json", *FAST)
+    assert run.returncode == 1
+    result = json.loads(run.stdout)
+    assert result["status"] == "error" and result["score"] == 0 and "ValueError: nope" in result["messages"][0]
+
+
+def test_human_readable_report_without_json():
+    run = tvm_course("grade-schedule", "tile-fused-conv", str(examples.path("journal")), *FAST)
+    assert run.stdout.startswith("tile-fused-conv (cpu): PASSED")
+    assert "[ok  ] fusion" in run.stdout
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["grade-schedule", "no-such-problem", "x.py"], "cannot read"),
+        (["grade-schedule", "no-such-problem", str(examples.path("journal"))], "known problems"),
+        (["grade-schedule", "tile-fused-conv", str(examples.path("journal")), "--target", "cuda"], "graded on 'cpu'"),
+        (["grade-schedule", "tile-fused-conv"], "required"),
+    ],
+)
+def test_usage_errors_exit_2(args, expected):
+    run = tvm_course(*args)
+    assert run.returncode == 2
+    assert expected in run.stderr
+
+
+def test_gpu_problem_compiles_and_reports_needs_gpu_here():
+    run = tvm_course("grade-schedule", "gpu-fused-conv", str(examples.path("gpu_bound")), "--json", "--target", "cuda")
+    result = json.loads(run.stdout)
+    if result["status"] == "needs-gpu":
+        assert run.returncode == 1
+        assert result["correct"] is None and result["score"] == 0
+        assert {c["name"] for c in result["checks"]} >= {"binding", "fusion", "cuda-build"}
+    else:  # on a machine with a GPU the same command runs and verifies it
+        assert result["status"] == "passed"
+
+
+def test_bench_grader_prints_stages_and_spread():
+    run = tvm_course("bench-grader", "--runs", "2", *FAST)
+    assert run.returncode == 0, run.stderr
+    assert "wall time per stage" in run.stdout
+    assert "evaluate.compile" in run.stdout
+    assert "coefficient of variation" in run.stdout

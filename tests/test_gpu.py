@@ -1,0 +1,65 @@
+"""gpu-fused-conv: the compile-only path runs here; the GPU path runs where a GPU is present."""
+from __future__ import annotations
+
+import pytest
+
+from autograder import examples
+from autograder.pipeline import grade_source
+
+pytestmark = pytest.mark.slow
+
+UNBOUND_RELU = '''
+def schedule(sch):
+    conv = sch.get_sblock("conv2d_nchw")
+    nn, ff, yy, xx, rc, ry, rx = sch.get_loops(conv)
+    sch.bind(sch.fuse(nn, ff), "blockIdx.x")
+    sch.bind(yy, "threadIdx.x")
+    for name in ("pad_temp", "T_add"):
+        block = sch.get_sblock(name)
+        outer, inner = sch.split(sch.fuse(*sch.get_loops(block)), [None, 256])
+        sch.bind(outer, "blockIdx.x")
+        sch.bind(inner, "threadIdx.x")
+'''
+
+
+def test_unscheduled_gpu_submission_is_rejected_naming_the_first_block(fast_config):
+    result = grade_source("gpu-fused-conv", "def schedule(sch):\n    pass\n", fast_config)
+    assert result.status == "rejected" and result.score == 0
+    assert "block 'pad_temp' is not bound to GPU threads" in result.messages[0]
+    assert "sch.bind" in result.messages[0]
+
+
+def test_a_partly_bound_schedule_is_rejected_naming_the_unbound_block(fast_config):
+    result = grade_source("gpu-fused-conv", UNBOUND_RELU, fast_config)
+    assert result.status == "rejected"
+    assert result.messages[0].startswith("block 'compute' is not bound")
+
+
+def test_bound_schedule_compiles_to_cuda_and_ptx_without_a_gpu(fast_config):
+    from autograder.runners import gpu_present
+
+    if gpu_present():
+        pytest.skip("a GPU is present: the run path is tested by test_bound_schedule_runs_on_the_gpu")
+    result = grade_source("gpu-fused-conv", examples.source("gpu_bound"), fast_config)
+    assert result.status == "needs-gpu"
+    assert result.correct is None and result.score == 0
+    build = result.check("cuda-build")
+    assert build.passed and "2 kernels" in build.message
+    import shutil
+
+    if shutil.which("nvcc"):
+        assert "PTX by nvcc" in build.message
+    assert result.check("fusion").passed and result.check("binding").passed
+
+
+def test_a_gpu_schedule_over_the_thread_limit_is_rejected(fast_config):
+    source = examples.source("gpu_bound").replace("factors=[None, 256]", "factors=[None, 2048]")
+    result = grade_source("gpu-fused-conv", source, fast_config)
+    assert result.status == "rejected" and "1024 threads" in result.messages[0]
+
+
+@pytest.mark.gpu
+def test_bound_schedule_runs_on_the_gpu(fast_config):
+    result = grade_source("gpu-fused-conv", examples.source("gpu_bound"), fast_config)
+    assert result.status == "passed", result.to_text()
+    assert result.correct is True and result.speedup is not None
