@@ -1,0 +1,126 @@
+"""Check answers against a released quiz; the same code serves both copies and every front-end."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from . import code_questions, hashing
+from .answers import AnswerSheet
+from .diagnostics import Problem
+from .model import ReleasedQuestion, ReleasedQuiz
+
+# Statuses that count towards the total, and those that do not.
+SCORED = ("correct", "wrong", "unanswered", "invalid", "ungraded")
+NOT_SCORED = ("edited", "skipped")
+
+
+@dataclass
+class QuestionResult:
+    id: str
+    type: str
+    status: str  # one of SCORED or NOT_SCORED
+    feedback: list[str] = field(default_factory=list)  # for a wrong answer
+    explanation: str | None = None  # unlocked by a correct answer
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def correct(self) -> bool:
+        return self.status == "correct"
+
+
+@dataclass
+class QuizReport:
+    quiz: str
+    title: str
+    results: list[QuestionResult]
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(r.status in SCORED for r in self.results)
+
+    @property
+    def correct(self) -> int:
+        return sum(r.correct for r in self.results)
+
+    @property
+    def all_correct(self) -> bool:
+        return self.total > 0 and self.correct == self.total and not any(p.is_error for p in self.problems)
+
+    def summary(self) -> str:
+        return f"{self.correct} / {self.total} correct"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "quiz": self.quiz,
+            "correct": self.correct,
+            "total": self.total,
+            "score": round(self.correct / self.total, 4) if self.total else 0.0,
+            "questions": [asdict(r) for r in self.results],
+            "problems": [p.to_dict() for p in self.problems],
+        }
+
+
+def check_question(question: ReleasedQuestion, salt: str, answer: Any, *, skip_code: bool = False) -> QuestionResult:
+    """Check one parsed answer (see answers.parse_answer); None means unanswered."""
+    result = QuestionResult(question.id, question.type, "unanswered")
+    if question.type == "code" and skip_code:
+        result.status = "skipped"
+        result.messages.append("code answers were not graded (--skip-code)")
+        return result
+    if answer is None:
+        result.messages.append("not answered")
+        return result
+    if question.type == "code":
+        result.status, result.feedback, result.messages = code_questions.check_code(question, answer)
+        if result.correct:
+            result.explanation = question.data.get("explanation")
+        return result
+    canonical = canonical_answer(question, answer)
+    explanation = hashing.open_entry(question.accept, salt, question.id, hashing.ANSWER, canonical)
+    if explanation is not None:
+        result.status, result.explanation = "correct", explanation
+        return result
+    result.status = "wrong"
+    result.feedback = _targeted_feedback(question, salt, answer, canonical)
+    if question.feedback:
+        result.feedback.append(question.feedback)
+    return result
+
+
+def canonical_answer(question: ReleasedQuestion, answer: Any) -> str:
+    if question.type == "single":
+        return answer
+    if question.type in ("multiple", "ordering"):
+        return hashing.canonical_letters(answer, keep_order=question.type == "ordering")
+    if question.type == "numeric":
+        return hashing.canonical_number(answer, question.step)
+    if question.type == "text":
+        return hashing.normalize_text(answer, bool(question.data.get("case_sensitive")))
+    raise ValueError(f"no canonical form for a {question.type} question")
+
+
+def _targeted_feedback(question: ReleasedQuestion, salt: str, answer: Any, canonical: str) -> list[str]:
+    if question.type == "multiple":
+        texts = []
+        for letter in answer:
+            text = hashing.open_entry(question.respond, salt, question.id, hashing.CHOICE, letter)
+            if text:
+                texts.append(f"({letter}) {text}")
+        return texts
+    text = hashing.open_entry(question.respond, salt, question.id, hashing.ANSWER, canonical)
+    return [text] if text else []
+
+
+def check_quiz(quiz: ReleasedQuiz, sheet: AnswerSheet, *, skip_code: bool = False,
+               problems: list[Problem] | None = None) -> QuizReport:
+    results = []
+    for question in quiz.questions:
+        if question.id in quiz.edited:
+            results.append(QuestionResult(question.id, question.type, "edited",
+                                          messages=["changed after release; not scored"]))
+        elif question.id in sheet.refused:
+            results.append(QuestionResult(question.id, question.type, "invalid", messages=[sheet.refused[question.id]]))
+        else:
+            results.append(check_question(question, quiz.salt, sheet.answers.get(question.id), skip_code=skip_code))
+    return QuizReport(quiz.id, quiz.title, results, list(problems or []) + sheet.problems)

@@ -1,0 +1,204 @@
+"""What the schema cannot say: rules that make a quiz answerable, checkable and spoiler-free.
+
+Each function takes one question's data (already schema-valid) and reports Problems with the
+line and key an author needs to fix it.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import re
+from typing import Callable
+
+from . import hashing
+from .diagnostics import Problem, format_path
+from .patterns import PatternError, expand
+from .yaml_lines import LinedData
+
+
+class _Reporter:
+    def __init__(self, lined: LinedData, file: str, index: int) -> None:
+        self.lined, self.file, self.base = lined, file, ("questions", index)
+        self.problems: list[Problem] = []
+
+    def __call__(self, rel_path: tuple, message: str, severity: str = "error", line_offset: int = 0) -> None:
+        path = self.base + rel_path
+        line = self.lined.line_of(path)
+        self.problems.append(Problem(self.file, line + line_offset if line else None, format_path(path),
+                                     message, severity, path=path))
+
+
+def duplicate_ids(questions: list, lined: LinedData, file: str) -> list[Problem]:
+    seen: dict[str, int] = {}
+    problems = []
+    for index, question in enumerate(questions):
+        qid = question.get("id") if isinstance(question, dict) else None
+        if not isinstance(qid, str):
+            continue
+        path = ("questions", index, "id")
+        if qid in seen:
+            problems.append(Problem(file, lined.line_of(path), format_path(path),
+                                    f"duplicate question id {qid!r} (first used on line {seen[qid]})", path=path))
+        else:
+            seen[qid] = lined.line_of(path) or 0
+    return problems
+
+
+def question_problems(question: dict, index: int, lined: LinedData, file: str) -> list[Problem]:
+    report = _Reporter(lined, file, index)
+    _RULES[question["type"]](question, report)
+    return report.problems
+
+
+def _choice_rules(question: dict, report: _Reporter) -> None:
+    choices = question["choices"]
+    correct = [i for i, c in enumerate(choices) if c.get("correct")]
+    texts: dict[str, int] = {}
+    for i, choice in enumerate(choices):
+        text = hashing.normalize_text(choice["text"])
+        if text in texts:
+            report(("choices", i, "text"), f"the same text as choice {hashing.LETTERS[texts[text]]}")
+        texts.setdefault(text, i)
+    for i, choice in enumerate(choices):
+        if not choice.get("correct") and not choice.get("feedback"):
+            report(("choices", i), "a wrong choice needs feedback that says why it is wrong")
+        if choice.get("correct") and choice.get("feedback"):
+            report(("choices", i, "feedback"), "feedback on a correct choice is never shown (it would give the "
+                                               "key away): move it into the explanation")
+    if question["type"] == "single":
+        if len(correct) != 1:
+            report(("choices",), f"a single-choice question needs exactly one choice with correct: true "
+                                 f"(found {len(correct)})")
+    elif not correct:
+        report(("choices",), "a multiple-choice question needs at least one choice with correct: true")
+
+
+def _numeric_rules(question: dict, report: _Reporter) -> None:
+    answer, tolerance = question["answer"], question.get("tolerance", 0)
+    if not math.isfinite(answer) or not math.isfinite(tolerance):
+        report(("answer",), "the answer and the tolerance must be finite numbers")
+        return
+    try:
+        accepted = _numeric_canonicals(answer, tolerance)
+    except ValueError as err:
+        report(("tolerance",), f"{err}: use a larger tolerance")
+        return
+    taken: dict[str, int] = {}
+    for i, mistake in enumerate(question.get("mistakes", [])):
+        try:
+            cells = _numeric_canonicals(mistake["answer"], tolerance)
+        except ValueError as err:
+            report(("mistakes", i, "answer"), str(err))
+            continue
+        if cells & accepted:
+            report(("mistakes", i, "answer"), "this wrong answer is within the tolerance of the right one "
+                                              "(on the checking grid); it could never be reached")
+        overlap = sorted({taken[c] for c in cells if c in taken})
+        if overlap:
+            report(("mistakes", i, "answer"), f"this wrong answer overlaps mistake {overlap[0] + 1} within the "
+                                              "tolerance; an answer between them would match both")
+        for cell in cells:
+            taken.setdefault(cell, i)
+    _warn_if_feedback_gives_away(question, [_format_number(answer)], report)
+
+
+def _numeric_canonicals(value: float, tolerance: float) -> set[str]:
+    if not math.isfinite(value):
+        raise ValueError(f"{value} is not a finite number")
+    if tolerance == 0:
+        return {hashing.canonical_exact(value)}
+    return {hashing.canonical_cell(c) for c in hashing.accepted_cells(value, tolerance)}
+
+
+def _format_number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def accepted_texts(question: dict) -> list[str]:
+    """Every normalised string a short-text question accepts (literals, then pattern expansions)."""
+    strings = list(question.get("accept", []))
+    for pattern in question.get("patterns", []):
+        strings.extend(expand(pattern))
+    case = question.get("case_sensitive", False)
+    return list(dict.fromkeys(hashing.normalize_text(s, case) for s in strings))
+
+
+def _text_rules(question: dict, report: _Reporter) -> None:
+    if not question.get("accept") and not question.get("patterns"):
+        report((), "a short-text question needs 'accept' answers or 'patterns'")
+        return
+    case = question.get("case_sensitive", False)
+    for i, literal in enumerate(question.get("accept", [])):
+        if not hashing.normalize_text(literal, case):
+            report(("accept", i), "this accepted answer is only whitespace")
+    for i, pattern in enumerate(question.get("patterns", [])):
+        try:
+            expand(pattern)
+        except PatternError as err:
+            report(("patterns", i), str(err))
+            return
+    accepted = set(accepted_texts(question))
+    seen: set[str] = set()
+    for i, mistake in enumerate(question.get("mistakes", [])):
+        text = hashing.normalize_text(mistake["answer"], case)
+        if text in accepted:
+            report(("mistakes", i, "answer"), "this 'wrong' answer is also an accepted answer")
+        if text in seen:
+            report(("mistakes", i, "answer"), "the same wrong answer is listed twice")
+        seen.add(text)
+    _warn_if_feedback_gives_away(question, sorted(accepted), report)
+
+
+def _ordering_rules(question: dict, report: _Reporter) -> None:
+    seen: dict[str, int] = {}
+    for i, item in enumerate(question["items"]):
+        text = hashing.normalize_text(item)
+        if text in seen:
+            report(("items", i), f"the same text as item {seen[text] + 1}; students could not tell them apart")
+        seen.setdefault(text, i)
+
+
+def _code_rules(question: dict, report: _Reporter) -> None:
+    from autograder.problems import PROBLEMS  # metadata only: does not import TVM
+
+    if question["problem"] not in PROBLEMS:
+        report(("problem",), f"unknown problem {question['problem']!r}; known problems: {', '.join(PROBLEMS)}")
+    for key in ("solution", "starter"):
+        if key in question:
+            _python_source_rules(question[key], key, report, needs_schedule=(key == "solution"))
+
+
+def _python_source_rules(source: str, key: str, report: _Reporter, needs_schedule: bool) -> None:
+    # A block scalar's value starts on the line of its '|', one line before the code.
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as err:
+        report((key,), f"Python syntax error in the {key}: {err.msg} (line {err.lineno} of the code)",
+               line_offset=err.lineno or 0)
+        return
+    names = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    if needs_schedule and "schedule" not in names:
+        report((key,), f"the {key} must define a top-level function schedule(sch)")
+
+
+def _warn_if_feedback_gives_away(question: dict, answers: list[str], report: _Reporter) -> None:
+    """Question-level feedback stays plain text in a released copy: it must not contain the answer."""
+    feedback = question.get("feedback")
+    if not feedback:
+        return
+    text = hashing.normalize_text(feedback)
+    for answer in answers:
+        if len(answer) >= 2 and re.search(rf"(?<![\w.]){re.escape(answer.lower())}(?![\w]|\.\d)", text):
+            report(("feedback",), f"the feedback contains the answer {answer!r} and is readable in a released "
+                                  "copy; say it in a mistake's feedback or the explanation instead", "warning")
+            return
+
+
+_RULES: dict[str, Callable[[dict, _Reporter], None]] = {
+    "single": _choice_rules,
+    "multiple": _choice_rules,
+    "numeric": _numeric_rules,
+    "text": _text_rules,
+    "ordering": _ordering_rules,
+    "code": _code_rules,
+}
