@@ -5,6 +5,7 @@ import argparse
 import dataclasses
 import json
 import sys
+import typing
 from pathlib import Path
 
 from ..config import GraderConfig
@@ -12,14 +13,21 @@ from ..config import GraderConfig
 EXIT_PASSED, EXIT_NOT_PASSED, EXIT_USAGE = 0, 1, 2
 
 
+def _value_type(annotation) -> type:
+    """int for `int`, `int | None` and the like."""
+    options = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
+    return options[0]
+
+
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("grader settings")
+    hints = typing.get_type_hints(GraderConfig)
     for name, default, help_text in GraderConfig.describe():
         flag = "--" + name.replace("_", "-")
-        if isinstance(default, bool):
+        kind = _value_type(hints[name])
+        if kind is bool:
             group.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=default, help=help_text)
         else:
-            kind = float if isinstance(default, float) else int if isinstance(default, int) else str
             group.add_argument(flag, dest=name, type=kind, default=default, help=f"{help_text} (default: {default})")
 
 
