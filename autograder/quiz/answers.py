@@ -116,7 +116,7 @@ def load_answers(path: str | Path, quiz: ReleasedQuiz) -> AnswerSheet:
     by_id = {q.id: q for q in quiz.questions}
     for key, value in lined.data.items():
         qid = str(key)
-        line = lined.line_of((key,), key=True)
+        line = lined.line_for((key,))
         question = by_id.get(qid)
         if question is None:
             known = ", ".join(by_id)

@@ -138,9 +138,15 @@ def canonical_cell(index: int) -> str:
 
 
 def accepted_cells(answer: float, tolerance: float) -> list[int]:
-    """Grid cells that intersect [answer - tolerance, answer + tolerance]."""
+    """Grid cells that intersect [answer - tolerance, answer + tolerance].
+
+    The ends are nudged outwards by one unit in the last place, so that rounding in
+    `answer - tolerance` can never leave an end of the interval outside the accepted cells.
+    """
     step = grid_step(tolerance)
-    return list(range(cell_index(answer - tolerance, step), cell_index(answer + tolerance, step) + 1))
+    low = math.nextafter(answer - tolerance, -math.inf)
+    high = math.nextafter(answer + tolerance, math.inf)
+    return list(range(cell_index(low, step), cell_index(high, step) + 1))
 
 
 def canonical_number(value: float, step: float | None) -> str:

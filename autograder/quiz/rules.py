@@ -23,7 +23,7 @@ class _Reporter:
 
     def __call__(self, rel_path: tuple, message: str, severity: str = "error", line_offset: int = 0) -> None:
         path = self.base + rel_path
-        line = self.lined.line_of(path)
+        line = self.lined.line_for(path)
         self.problems.append(Problem(self.file, line + line_offset if line else None, format_path(path),
                                      message, severity, path=path))
 
@@ -37,10 +37,10 @@ def duplicate_ids(questions: list, lined: LinedData, file: str) -> list[Problem]
             continue
         path = ("questions", index, "id")
         if qid in seen:
-            problems.append(Problem(file, lined.line_of(path), format_path(path),
+            problems.append(Problem(file, lined.line_for(path), format_path(path),
                                     f"duplicate question id {qid!r} (first used on line {seen[qid]})", path=path))
         else:
-            seen[qid] = lined.line_of(path) or 0
+            seen[qid] = lined.line_for(path) or 0
     return problems
 
 

@@ -44,7 +44,7 @@ def schema_problems(lined: LinedData, file: str, kind: str = "instructor") -> li
 def _translate(error: jsonschema.ValidationError, lined: LinedData, file: str) -> list[Problem]:
     path = tuple(error.absolute_path)
     key = format_path(path)
-    line = lined.line_of(path)
+    line = lined.line_for(path)
     kind = error.validator
     if kind == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
@@ -52,7 +52,7 @@ def _translate(error: jsonschema.ValidationError, lined: LinedData, file: str) -
         for extra in sorted(set(error.instance) - set(allowed), key=str):
             hint = difflib.get_close_matches(str(extra), allowed, n=1)
             suggestion = f"; did you mean {hint[0]!r}?" if hint else f"; allowed keys: {', '.join(allowed)}"
-            found.append(Problem(file, lined.line_of(path + (extra,), key=True), format_path(path + (extra,)),
+            found.append(Problem(file, lined.line_for(path + (extra,)), format_path(path + (extra,)),
                                  f"unknown key {extra!r}{suggestion}", path=path + (extra,)))
         return found
     if kind == "required":

@@ -33,11 +33,12 @@ class LinedData:
     value_lines: dict[DataPath, int] = field(default_factory=dict)
     key_lines: dict[DataPath, int] = field(default_factory=dict)
 
-    def line_of(self, path: DataPath, key: bool = False) -> int | None:
-        """The line of `path`, or of its nearest ancestor that has one."""
-        table = self.key_lines if key else self.value_lines
-        if path in table:
-            return table[path]
+    def line_for(self, path: DataPath) -> int | None:
+        """Where a message about `path` should point: its key's line if it is a mapping entry."""
+        return self.key_lines.get(tuple(path)) or self.line_of(path)
+
+    def line_of(self, path: DataPath) -> int | None:
+        """The line of the value at `path`, or of its nearest ancestor that has one."""
         path = tuple(path)
         while path:
             if path in self.value_lines:

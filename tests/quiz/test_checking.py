@@ -1,0 +1,68 @@
+import pytest
+
+from autograder.quiz.answers import AnswerSheet
+from autograder.quiz.checking import check_question, check_quiz
+from autograder.quiz.key import answer_key
+from autograder.quiz.loading import load, load_instructor
+from autograder.quiz.release import release, write_released
+
+
+@pytest.fixture
+def copies(tmp_path, sample_quiz_file):
+    """The sample quiz as checked from the instructor copy and from a released file."""
+    quiz, _ = load_instructor(sample_quiz_file)
+    out = tmp_path / "released.yaml"
+    write_released(release(quiz), out)
+    return {"instructor": load(sample_quiz_file).released, "released": load(out).released, "key": answer_key(quiz)}
+
+
+def check(quiz, answers):
+    return check_quiz(quiz, AnswerSheet(answers=answers))
+
+
+@pytest.mark.parametrize("copy", ["instructor", "released"])
+def test_the_key_gets_full_marks_with_every_explanation(copies, copy):
+    report = check(copies[copy], copies["key"])
+    assert report.summary() == "6 / 6 correct" and report.all_correct
+    assert [r.explanation for r in report.results][:3] == ["the right one is right", "A and C", "224 / 16"]
+
+
+@pytest.mark.parametrize("copy", ["instructor", "released"])
+def test_wrong_answers_lose_their_points_and_show_feedback(copies, copy):
+    answers = dict(copies["key"], **{"pick-one": "c", "pick-many": ["a", "b"], "count": 196,
+                                     "name": "reverse_compute_at", "order": ["a", "b", "c", "d"]})
+    report = check(copies[copy], answers)
+    results = {r.id: r for r in report.results}
+    assert report.summary() == "1 / 6 correct" and not report.all_correct
+    assert results["pick-one"].feedback == ["two is not it either"]
+    assert results["pick-one"].explanation is None
+    assert results["pick-many"].feedback == ["(b) B is a distractor", "some are right, some are not"]
+    assert results["count"].feedback == ["that is both axes", "divide the extent by the factor"]
+    assert results["name"].feedback == ["that moves a consumer", "think of the mirror image"]
+    assert results["order"].feedback == ["what needs what"]
+
+
+def test_both_copies_give_the_same_verdicts(copies):
+    answers = {"pick-one": "a", "pick-many": ["c", "a"], "count": 14.5, "ratio": 2.58, "name": " SCH.Compute_At() "}
+    verdicts = [[r.status for r in check(copies[c], answers).results] for c in ("instructor", "released")]
+    assert verdicts[0] == verdicts[1] == ["wrong", "correct", "wrong", "correct", "correct", "unanswered"]
+
+
+@pytest.mark.parametrize("value, status", [(2.5, "correct"), (2.41, "correct"), (2.6, "correct"),
+                                           (2.38, "wrong"), (2.62, "wrong"), (-2.5, "wrong")])
+def test_numeric_tolerance_from_hashes(copies, value, status):
+    question = next(q for q in copies["released"].questions if q.id == "ratio")
+    assert check_question(question, copies["released"].salt, value).status == status
+
+
+def test_unanswered_invalid_and_edited_questions(copies):
+    quiz = copies["released"]
+    quiz.edited = {"ratio"}
+    sheet = AnswerSheet(answers={"pick-one": "b"}, refused={"count": "expected a number"})
+    report = check_quiz(quiz, sheet)
+    statuses = {r.id: r.status for r in report.results}
+    assert statuses == {"pick-one": "correct", "pick-many": "unanswered", "count": "invalid", "ratio": "edited",
+                        "name": "unanswered", "order": "unanswered"}
+    assert report.summary() == "1 / 5 correct"
+    data = report.to_dict()
+    assert (data["correct"], data["total"], data["score"]) == (1, 5, 0.2)

@@ -1,0 +1,103 @@
+import json
+import re
+
+import yaml
+
+from autograder.quiz.loading import load, load_instructor
+from autograder.quiz.release import dump_yaml, release, write_released
+
+from .conftest import COURSE_QUIZZES
+
+SECRET_KEYS = {"correct", "answer", "tolerance", "mistakes", "patterns", "solution"}
+
+
+def all_keys(data):
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield key
+            yield from all_keys(value)
+    elif isinstance(data, list):
+        for item in data:
+            yield from all_keys(item)
+
+
+def secrets_of(quiz):
+    """Texts a released copy must not show in plain text."""
+    texts = []
+    for q in quiz.questions:
+        if q.type != "code":
+            texts.append(q.explanation)
+        else:
+            texts.append(q.solution)
+        texts += [c.feedback for c in q.choices if c.feedback]
+        texts += [m.feedback for m in q.mistakes]
+    return texts
+
+
+def test_no_plain_key_survives_in_released_copies(tmp_path, sample_quiz_file):
+    for path in COURSE_QUIZZES + [sample_quiz_file]:
+        quiz, _ = load_instructor(path)
+        out = tmp_path / f"{quiz.id}.yaml"
+        write_released(release(quiz), out)
+        text = out.read_text()
+        data = yaml.safe_load(text)
+        assert not SECRET_KEYS & set(all_keys(data)), path
+        assert "correct: true" not in text
+        flat = " ".join(text.split())
+        for secret in secrets_of(quiz):
+            assert " ".join(secret.split()) not in flat, (path, secret[:40])
+        for question in data["questions"]:
+            for entry in question.get("accept", []) + question.get("respond", []):
+                assert re.fullmatch(r"[0-9a-f]{64}", entry["check"])
+
+
+def test_entries_are_sorted_so_their_order_says_nothing(sample_quiz_file):
+    quiz, _ = load_instructor(sample_quiz_file)
+    for question in release(quiz)["questions"]:
+        for field in ("accept", "respond"):
+            checks = [e["check"] for e in question.get(field, [])]
+            assert checks == sorted(checks)
+
+
+def test_each_release_has_its_own_salt_and_a_given_salt_is_reproducible(sample_quiz_file):
+    quiz, _ = load_instructor(sample_quiz_file)
+    first, second = release(quiz), release(quiz)
+    assert first["released"]["salt"] != second["released"]["salt"]
+    assert first["questions"][0]["accept"] != second["questions"][0]["accept"]
+    assert release(quiz, "ab" * 16) == release(quiz, "ab" * 16)
+
+
+def test_what_stays_plain(sample_quiz_file):
+    quiz, _ = load_instructor(sample_quiz_file)
+    released = {q["id"]: q for q in release(quiz)["questions"]}
+    assert released["pick-one"]["choices"] == ["wrong one", "right one", "wrong two"]
+    assert released["count"]["unit"] == "tiles" and "step" not in released["count"]
+    assert released["ratio"]["step"] == "0.01"
+    assert len(released["ratio"]["accept"]) >= 20
+    assert released["name"]["case_sensitive"] is False
+    assert sorted(released["order"]["items"]) == sorted(["first", "second", "third", "fourth"])
+    assert released["order"]["items"] != ["first", "second", "third", "fourth"]
+
+
+def test_code_questions_keep_everything_but_the_solution():
+    quiz, _ = load_instructor(next(p for p in COURSE_QUIZZES if p.stem == "tiling-trace"))
+    [code] = [q for q in release(quiz)["questions"] if q["type"] == "code"]
+    assert code["problem"] == "tile-fused-conv"
+    assert code["require"] == {"checks": ["correctness", "fusion"]}
+    assert "def schedule(sch):" in code["starter"]
+    assert "solution" not in code
+
+
+def test_json_and_yaml_outputs_load_back_the_same(tmp_path, sample_quiz_file):
+    quiz, _ = load_instructor(sample_quiz_file)
+    document = release(quiz)
+    write_released(document, tmp_path / "out.json")
+    write_released(document, tmp_path / "out.yaml")
+    assert json.loads((tmp_path / "out.json").read_text()) == document
+    assert load(tmp_path / "out.json").problems == []
+    assert load(tmp_path / "out.yaml").problems == []
+    assert (tmp_path / "out.yaml").read_text().startswith("# Released copy of quiz 'sample'")
+
+
+def test_multi_line_text_is_written_as_a_literal_block():
+    assert dump_yaml({"code": "def f():\n    pass\n"}) == "code: |\n  def f():\n      pass\n"

@@ -1,0 +1,101 @@
+from autograder.quiz.loading import load
+
+from .conftest import SAMPLE_QUIZ
+
+
+def problems(write_file, text):
+    return load(write_file("q.yaml", text)).problems
+
+
+def messages(found):
+    return [p.message for p in found]
+
+
+def line_of(text, fragment):
+    return next(i for i, line in enumerate(text.splitlines(), start=1) if fragment in line)
+
+
+def test_the_sample_quiz_has_no_problems(write_file):
+    assert problems(write_file, SAMPLE_QUIZ) == []
+
+
+def test_single_choice_needs_exactly_one_correct_choice(write_file):
+    two = SAMPLE_QUIZ.replace("      - text: wrong two\n        feedback: two is not it either\n",
+                              "      - text: wrong two\n        correct: true\n")
+    [problem] = problems(write_file, two)
+    assert "exactly one choice with correct: true (found 2)" in problem.message
+    assert problem.key == "questions[0].choices" and problem.line == line_of(two, "    choices:")
+    none = SAMPLE_QUIZ.replace("      - text: right one\n        correct: true\n", "      - text: right one\n        feedback: f\n")
+    assert any("(found 0)" in m for m in messages(problems(write_file, none)))
+
+
+def test_wrong_choices_need_feedback_and_correct_ones_must_not_have_it(write_file):
+    text = SAMPLE_QUIZ.replace("        feedback: one is not it\n", "").replace(
+        "      - text: yes A\n        correct: true\n", "      - text: yes A\n        correct: true\n        feedback: spoiler\n")
+    found = messages(problems(write_file, text))
+    assert any("a wrong choice needs feedback" in m for m in found)
+    assert any("feedback on a correct choice is never shown" in m for m in found)
+
+
+def test_duplicate_ids_point_at_the_first_use(write_file):
+    text = SAMPLE_QUIZ.replace("id: ratio", "id: count")
+    [problem] = problems(write_file, text)
+    assert problem.message == f"duplicate question id 'count' (first used on line {line_of(text, 'id: count')})"
+
+
+def test_numeric_mistakes_must_be_outside_the_tolerance_and_apart(write_file):
+    text = SAMPLE_QUIZ.replace("    feedback: old over new\n", "    mistakes:\n      - answer: 2.55\n        feedback: x\n"
+                               "      - answer: 4\n        feedback: y\n      - answer: 4.05\n        feedback: z\n"
+                               "    feedback: old over new\n")
+    found = messages(problems(write_file, text))
+    assert any("within the tolerance of the right one" in m for m in found)
+    assert any("overlaps mistake 2" in m for m in found)
+
+
+def test_short_text_needs_answers_valid_patterns_and_distinct_mistakes(write_file):
+    no_answers = SAMPLE_QUIZ.replace("    accept: [compute_at]\n", "").replace('    patterns: ["(sch\\\\.)?compute_at(\\\\(\\\\))?"]\n', "")
+    assert any("needs 'accept' answers or 'patterns'" in m for m in messages(problems(write_file, no_answers)))
+    bad_pattern = SAMPLE_QUIZ.replace('compute_at(\\\\(\\\\))?"]', 'compute_at(\\\\(\\\\)"]')
+    assert any("unclosed '('" in m for m in messages(problems(write_file, bad_pattern)))
+    mistake_is_right = SAMPLE_QUIZ.replace("answer: reverse_compute_at", "answer: sch.compute_at")
+    assert any("also an accepted answer" in m for m in messages(problems(write_file, mistake_is_right)))
+
+
+def test_feedback_that_gives_the_answer_away_is_a_warning(write_file):
+    text = SAMPLE_QUIZ.replace("divide the extent by the factor", "it is 14, obviously")
+    [problem] = problems(write_file, text)
+    assert problem.severity == "warning" and "contains the answer '14'" in problem.message
+
+
+def test_ordering_items_must_differ(write_file):
+    text = SAMPLE_QUIZ.replace("items: [first, second, third, fourth]", "items: [first, second, First, fourth]")
+    assert any("the same text as item 1" in m for m in messages(problems(write_file, text)))
+
+
+CODE_QUESTION = """\
+  - id: code
+    type: code
+    prompt: Tile it
+    problem: tile-fused-conv
+    require: {checks: [correctness, fusion]}
+    feedback: split, reorder, reverse_compute_at
+    explanation: the journal's trace
+    solution: |
+      def schedule(sch):
+          return None
+"""
+
+
+def test_code_questions_name_a_known_problem_and_define_schedule(write_file):
+    assert problems(write_file, SAMPLE_QUIZ + CODE_QUESTION) == []
+    unknown = SAMPLE_QUIZ + CODE_QUESTION.replace("tile-fused-conv", "tile-fused-con")
+    assert any("unknown problem 'tile-fused-con'" in m for m in messages(problems(write_file, unknown)))
+    no_schedule = SAMPLE_QUIZ + CODE_QUESTION.replace("def schedule(sch)", "def plan(sch)")
+    assert any("must define a top-level function schedule(sch)" in m for m in messages(problems(write_file, no_schedule)))
+
+
+def test_a_syntax_error_in_a_solution_points_at_its_line(write_file):
+    text = SAMPLE_QUIZ + CODE_QUESTION.replace("return None", "return = None")
+    [problem] = problems(write_file, text)
+    assert "Python syntax error in the solution" in problem.message
+    assert problem.line == line_of(text, "return = None")
