@@ -1,0 +1,24 @@
+"""The code behind the lesson notebooks in `lessons/`.
+
+Each module serves one part of a lesson, so that a notebook reads as prose plus short calls:
+
+- `session`: one-thread timing set-up, the host target, whether a GPU is present
+- `workload_data`: inputs, reference output and correctness check for the conv workload
+- `timing`: interleaved timing of executables and Relax VMs, with a comparison table
+- `graph_level`: fused and unfused Relax builds; the tensors that cross kernel boundaries
+- `schedules`: the bundled example schedules, applied and compiled
+- `ir_views`: loop nests, their diff, buffer sizes after TVM's compaction passes
+- `machine_code`: instruction counts in the generated assembly
+- `cost_model`: sampled candidates, MetaSchedule's XGBoost model, ranking quality
+- `gpu`: CUDA builds without a GPU, kernel source, timing where a GPU exists
+- `names`: the names that moved since the TVM paper, checked against the installed TVM
+- `plots`, `tables`: matplotlib figures and small Markdown tables
+
+Timings in the lessons use one TVM thread: on the shared two-core course machines,
+two-thread timings of the same binary drifted 2-3x over minutes. The thread pool reads
+`TVM_NUM_THREADS` when TVM starts, so it is set here, before any lesson module imports TVM;
+`session.start()` checks that it took effect.
+"""
+import os
+
+os.environ["TVM_NUM_THREADS"] = "1"

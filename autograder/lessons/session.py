@@ -1,0 +1,104 @@
+"""What a lesson needs before it measures anything: TVM on one thread, the host target, a GPU or not."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class ThreadCountError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Lab:
+    """The machine a lesson runs on, as TVM sees it."""
+
+    tvm_version: str
+    target: object  # tvm.target.Target for this CPU (not plain "llvm", which is SSE2-only)
+    device: object  # tvm.cpu(0)
+    threads: int
+    gpu: str | None  # the CUDA device's name, or None where there is none
+    l1_data_cache: int | None  # bytes of L1 data cache per core, from sysfs (None where unknown)
+
+    def summary(self) -> str:
+        gpu = self.gpu or "none (GPU cells compile CUDA source but do not run it)"
+        return (
+            f"TVM {self.tvm_version}; host target {self.target}; "
+            f"{self.threads} TVM thread for timings; CUDA GPU: {gpu}"
+        )
+
+    def _repr_markdown_(self) -> str:
+        gpu = self.gpu or "none: GPU cells compile CUDA source but cannot run it"
+        return "\n".join(
+            [
+                f"- TVM **{self.tvm_version}**",
+                f"- host target: `{self.target}`",
+                f"- TVM threads used for timing: **{self.threads}**",
+                f"- L1 data cache per core: **{_kib(self.l1_data_cache)}**",
+                f"- CUDA GPU: **{gpu}**",
+            ]
+        )
+
+    def __repr__(self) -> str:
+        return self.summary()
+
+
+def _kib(count: int | None) -> str:
+    return "unknown" if count is None else f"{count // 1024} KiB"
+
+
+def l1_data_cache_bytes(cpu_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> int | None:
+    """The L1 data cache of CPU 0 as Linux reports it, in bytes."""
+    for index in sorted(cpu_dir.glob("index*")):
+        try:
+            level = (index / "level").read_text().strip()
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        if level == "1" and kind in ("Data", "Unified"):
+            units = {"K": 1024, "M": 1024 * 1024}
+            return int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
+    return None
+
+
+def host_target():
+    """The LLVM target for this CPU, with its vector extensions."""
+    import tvm
+
+    return tvm.target.Target.from_device(tvm.cpu())
+
+
+def cuda_device_name() -> str | None:
+    """The name of CUDA device 0, or None where the CUDA runtime finds no GPU."""
+    import tvm
+
+    try:
+        device = tvm.cuda(0)
+        if not device.exist:
+            return None
+        return str(device.device_name)
+    except Exception:  # no libcuda, no driver: there is no GPU to use
+        return None
+
+
+def start() -> Lab:
+    """Import TVM on one thread and describe the machine; call first in every lesson."""
+    os.environ["TVM_NUM_THREADS"] = "1"
+    import tvm
+
+    threads = int(tvm.runtime.num_threads())
+    if threads != 1:
+        raise ThreadCountError(
+            f"TVM is running {threads} threads: it was imported before TVM_NUM_THREADS=1 was set. "
+            "Restart the kernel and run the notebook from the top."
+        )
+    return Lab(
+        tvm_version=tvm.__version__,
+        target=host_target(),
+        device=tvm.cpu(0),
+        threads=threads,
+        gpu=cuda_device_name(),
+        l1_data_cache=l1_data_cache_bytes(),
+    )
