@@ -72,15 +72,13 @@ def host_target():
 
 def cuda_device_name() -> str | None:
     """The name of CUDA device 0, or None where the CUDA runtime finds no GPU."""
+    from ..runners import gpu_present
+
+    if not gpu_present():
+        return None
     import tvm
 
-    try:
-        device = tvm.cuda(0)
-        if not device.exist:
-            return None
-        return str(device.device_name)
-    except Exception:  # no libcuda, no driver: there is no GPU to use
-        return None
+    return str(tvm.cuda(0).device_name)
 
 
 def start() -> Lab:

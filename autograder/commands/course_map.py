@@ -1,0 +1,43 @@
+"""`tvm-course map`: print the course map and check that everything it names exists."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+
+
+def course_map(args: argparse.Namespace) -> int:
+    from .. import syllabus
+
+    try:
+        loaded = syllabus.load(args.syllabus)
+    except syllabus.SyllabusError as error:
+        print(f"tvm-course map: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    issues = syllabus.problems(loaded, args.root)
+    if args.json:
+        document = {"course": loaded.course, "units": [asdict(unit) for unit in loaded.units], "problems": issues}
+        print(json.dumps(document, indent=2))
+    else:
+        print(syllabus.render(loaded, args.root))
+        if issues:
+            print("\nProblems:", *(f"  - {issue}" for issue in issues), sep="\n")
+    return EXIT_PROBLEMS if issues else EXIT_OK
+
+
+def register(subparsers) -> None:
+    from ..syllabus import DEFAULT_PATH
+
+    parser = subparsers.add_parser(
+        "map",
+        help="print the course map: units, lessons, quizzes, assignments",
+        description="Print the course map from course/syllabus.yaml. Exits 1 when a path it names is missing "
+        "or the map is inconsistent, 2 when the file cannot be read.",
+    )
+    parser.add_argument("--syllabus", default=str(DEFAULT_PATH), help=f"the syllabus file (default: {DEFAULT_PATH})")
+    parser.add_argument("--root", default=None, help="directory the syllabus paths are relative to (default: the one holding course/)")
+    parser.add_argument("--json", action="store_true", help="print the map and its problems as JSON")
+    parser.set_defaults(handler=course_map)
