@@ -1,5 +1,8 @@
 """`tvm-course quiz ...`: validate, key, check, release, take, gift, schema.
 
+The quiz package is imported inside the handlers, so that building the `tvm-course` parser
+(for any command) does not pay for importing jsonschema.
+
 Exit codes: 0 ok (or every answer correct), 1 checked but not all correct, or the quiz is
 invalid, 2 usage errors (a missing file, bad arguments).
 """
@@ -9,9 +12,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-
-from autograder.quiz import QuizFileError, check_quiz, load, load_instructor, release, write_released
-from autograder.quiz.answers import load_answers
 
 OK, NOT_OK, USAGE = 0, 1, 2
 
@@ -71,6 +71,8 @@ def _report(problems) -> None:
 
 
 def run_validate(args) -> int:
+    from autograder.quiz import QuizFileError, load
+
     if _missing(*args.paths):
         return USAGE
     status = OK
@@ -95,6 +97,8 @@ def run_validate(args) -> int:
 
 def _instructor_or_fail(path: str):
     """The instructor quiz, or None after reporting why it cannot be used as one."""
+    from autograder.quiz import QuizFileError, load_instructor
+
     try:
         quiz, problems = load_instructor(path)
     except QuizFileError as err:
@@ -120,6 +124,9 @@ def run_key(args) -> int:
 
 
 def run_check(args) -> int:
+    from autograder.quiz import QuizFileError, check_quiz, load
+    from autograder.quiz.answers import load_answers
+
     if _missing(args.quiz, args.answers):
         return USAGE
     try:
@@ -143,6 +150,8 @@ def run_check(args) -> int:
 
 
 def run_release(args) -> int:
+    from autograder.quiz import release, write_released
+
     if _missing(args.quiz):
         return USAGE
     quiz = _instructor_or_fail(args.quiz)
@@ -155,6 +164,8 @@ def run_release(args) -> int:
 
 
 def run_take(args) -> int:
+    from autograder.quiz import QuizFileError, load
+
     if _missing(args.quiz):
         return USAGE
     try:

@@ -11,8 +11,6 @@ import json
 import re
 from importlib import resources
 
-import jsonschema
-
 from .diagnostics import Problem, describe_value, format_path
 from .yaml_lines import LinedData
 
@@ -33,6 +31,8 @@ def schema_text(kind: str = "instructor") -> str:
 
 
 def schema_problems(lined: LinedData, file: str, kind: str = "instructor") -> list[Problem]:
+    import jsonschema  # about a second to import: only when a file is validated
+
     validator = jsonschema.Draft202012Validator(load_schema(kind))
     problems: list[Problem] = []
     for error in validator.iter_errors(lined.data):
@@ -41,7 +41,7 @@ def schema_problems(lined: LinedData, file: str, kind: str = "instructor") -> li
     return sorted(unique, key=lambda p: (p.line or 0, p.key))
 
 
-def _translate(error: jsonschema.ValidationError, lined: LinedData, file: str) -> list[Problem]:
+def _translate(error, lined: LinedData, file: str) -> list[Problem]:
     path = tuple(error.absolute_path)
     key = format_path(path)
     line = lined.line_for(path)

@@ -1,0 +1,77 @@
+"""The course's quizzes: valid, big enough, varied, on the topics the unit promises."""
+import pytest
+
+from autograder.quiz.answers import AnswerSheet
+from autograder.quiz.checking import check_quiz
+from autograder.quiz.key import answer_key
+from autograder.quiz.loading import load, load_instructor
+
+from .conftest import COURSE_QUIZZES
+
+# Topics from the course design, and the question that covers each.
+TOPICS = {
+    "two-levels": {
+        "why two levels": "why-two-levels",
+        "what the cost model replaces": "cost-model-replaces",
+        "a fused kernel slower than the pair": "fused-slower",
+        "fusion and speed, in code": "fused-and-faster",
+    },
+    "tiling-trace": {
+        "tiles per axis": "tiles-per-axis",
+        "tiles per channel": "tiles-per-channel",
+        "bytes of a tile": "tile-bytes",
+        "bytes of the whole intermediate": "full-intermediate-bytes",
+        "reverse_compute_at vs compute_at": "reverse-vs-compute-at",
+        "shared memory vs L1": "shared-memory-vs-l1",
+        "unbound GPU schedules": "unbound-cuda",
+        "the journal's trace, in code": "journal-schedule",
+    },
+}
+
+
+def test_there_is_one_quiz_per_lesson():
+    assert sorted(p.stem for p in COURSE_QUIZZES) == sorted(TOPICS)
+
+
+@pytest.mark.parametrize("path", COURSE_QUIZZES, ids=lambda p: p.stem)
+def test_each_quiz_is_valid_varied_and_on_topic(path):
+    loaded = load(path)
+    assert loaded.problems == [], [str(p) for p in loaded.problems]
+    quiz = loaded.quiz
+    assert quiz.id == quiz.lesson == path.stem
+    assert len(quiz.questions) >= 8
+    assert len({q.type for q in quiz.questions}) >= 4
+    ids = {q.id for q in quiz.questions}
+    assert set(TOPICS[quiz.id].values()) <= ids
+
+
+@pytest.mark.parametrize("path", COURSE_QUIZZES, ids=lambda p: p.stem)
+def test_every_wrong_choice_teaches(path):
+    quiz, _ = load_instructor(path)
+    for question in quiz.questions:
+        for choice in question.choices:
+            if not choice.correct:
+                assert len(choice.feedback.split()) >= 12, (question.id, choice.text)
+        if question.type != "single":
+            assert len(question.feedback.split()) >= 5, question.id
+
+
+def test_the_tiling_code_question_requires_correctness_and_fusion():
+    quiz, _ = load_instructor(next(p for p in COURSE_QUIZZES if p.stem == "tiling-trace"))
+    question = quiz.question("journal-schedule")
+    assert question.problem == "tile-fused-conv"
+    assert question.require == {"checks": ["correctness", "fusion"]}
+
+
+def test_the_numbers_in_the_tiling_quiz():
+    quiz, _ = load_instructor(next(p for p in COURSE_QUIZZES if p.stem == "tiling-trace"))
+    answers = {q.id: q.answer for q in quiz.questions if q.type == "numeric"}
+    assert answers == {"tiles-per-axis": 224 // 16, "tiles-per-channel": (224 // 16) ** 2,
+                       "tile-bytes": 16 * 16 * 4, "full-intermediate-bytes": 16 * 224 * 224 * 4}
+
+
+@pytest.mark.parametrize("path", COURSE_QUIZZES, ids=lambda p: p.stem)
+def test_the_key_scores_full_marks_in_process(path):
+    quiz, _ = load_instructor(path)
+    report = check_quiz(load(path).released, AnswerSheet(answers=answer_key(quiz)), skip_code=True)
+    assert report.correct == report.total == len(quiz.questions) - 1
