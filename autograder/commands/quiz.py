@@ -8,7 +8,6 @@ invalid, 2 usage errors (a missing file, bad arguments).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -205,10 +204,3 @@ def run_schema(args) -> int:
     print(schema_text("released" if args.released else "instructor"))
     return OK
 
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the quiz commands on their own (used where the full CLI is not assembled)."""
-    parser = argparse.ArgumentParser(prog="tvm-course")
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    return int(args.handler(args))

@@ -79,12 +79,13 @@ def take(quiz: ReleasedQuiz, ask: Callable[[str], str] = input, out: TextIO = sy
     for number, question in enumerate(quiz.questions, start=1):
         print("", file=out)
         print(format_question(question, number, count), file=out)
-        answer = _read_answer(question, ask, out)
-        if question.type == "code" and answer is not None and not skip_code:
-            print("  grading your schedule (this compiles and runs it)...", file=out, flush=True)
-        result = check_question(question, quiz.salt, answer, skip_code=skip_code)
         if question.id in quiz.edited:
             result = QuestionResult(question.id, question.type, "edited", messages=["changed after release; not scored"])
+        else:
+            answer = _read_answer(question, ask, out)
+            if question.type == "code" and answer is not None and not skip_code:
+                print("  grading your schedule (this compiles and runs it)...", file=out, flush=True)
+            result = check_question(question, quiz.salt, answer, skip_code=skip_code)
         results.append(result)
         print(format_result(result), file=out)
     report = QuizReport(quiz.id, quiz.title, results)

@@ -90,3 +90,13 @@ def test_canonical_json_and_integrity():
     expected = hashlib.sha256(f'["{SALT}",{{"id":"q","type":"single"}}]'.encode()).hexdigest()
     assert hashing.question_integrity(SALT, question) == expected
     assert hashing.question_integrity("0" * 32, question) != expected
+
+
+def test_the_readme_states_the_same_scheme_and_vectors():
+    from .conftest import REPO
+
+    readme = (REPO / "quizzes" / "README.md").read_text()
+    key = hashing.derive_key(SALT, "tiles-per-axis", "answer", "exact:402c000000000000")
+    for fact in (hashing.SCHEME, SALT, key.hex(), hashing.check_of(key), hashing.seal(key, "224 / 16 = 14"),
+                 f"tol / {hashing.GRID_CELLS_PER_TOLERANCE}"):
+        assert fact in readme

@@ -50,3 +50,20 @@ def test_a_report_lists_problems_results_and_the_score(sample_quiz_file):
     lines = text.splitlines()
     assert lines[0] == "[no] pick-one: wrong"
     assert "[??] count: invalid" in lines and lines[-1] == "0 / 6 correct"
+
+
+def test_an_edited_question_is_shown_but_not_asked(tmp_path, sample_quiz_file):
+    import yaml
+
+    from autograder.quiz.release import release, write_released
+
+    quiz, _ = load_instructor(sample_quiz_file)
+    path = tmp_path / "released.yaml"
+    write_released(release(quiz), path)
+    data = yaml.safe_load(path.read_text())
+    data["questions"][0]["prompt"] = "Which is right? (edited)"
+    path.write_text(yaml.safe_dump(data))
+    out = io.StringIO()
+    report = take(load(path).released, ask=scripted(["a c"]), out=out)
+    assert [r.status for r in report.results][:2] == ["edited", "correct"]
+    assert report.summary() == "1 / 5 correct"
