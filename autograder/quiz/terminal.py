@@ -40,7 +40,7 @@ def format_question(question: ReleasedQuestion, number: int, count: int) -> str:
     unit = f" (in {question.unit})" if question.unit else ""
     lines = [f"Question {number} of {count} ({TYPE_NAMES[question.type]}){unit}", _wrap(question.prompt, "  ")]
     for letter, text in zip(question.letters, question.choices or question.items):
-        lines.append(f"  {letter}) {text}")
+        lines.append(textwrap.fill(text, width=92, initial_indent=f"  {letter}) ", subsequent_indent="     "))
     if question.type == "code":
         lines.append(f"  (graded by the schedule autograder, problem {question.data['problem']})")
         if question.data.get("starter"):
@@ -68,7 +68,15 @@ def _read_answer(question: ReleasedQuestion, ask: Callable[[str], str], out: Tex
             print(f"  {err}; try again.", file=out)
 
 
-def take(quiz: ReleasedQuiz, ask: Callable[[str], str] = input, out: TextIO = sys.stdout,
+def ask_stdin(prompt: str) -> str:
+    """input(), echoing the answer when stdin is not a terminal (so piped runs read clearly)."""
+    text = input(prompt)
+    if not sys.stdin.isatty():
+        print(text)
+    return text
+
+
+def take(quiz: ReleasedQuiz, ask: Callable[[str], str] = ask_stdin, out: TextIO = sys.stdout,
          skip_code: bool = False) -> QuizReport:
     """Ask every question in turn, check each answer at once, and end with 'k / n correct'."""
     print(quiz.title, file=out)
@@ -81,6 +89,8 @@ def take(quiz: ReleasedQuiz, ask: Callable[[str], str] = input, out: TextIO = sy
         print(format_question(question, number, count), file=out)
         if question.id in quiz.edited:
             result = QuestionResult(question.id, question.type, "edited", messages=["changed after release; not scored"])
+        elif question.type == "code" and skip_code:
+            result = check_question(question, quiz.salt, None, skip_code=True)
         else:
             answer = _read_answer(question, ask, out)
             if question.type == "code" and answer is not None and not skip_code:

@@ -67,3 +67,19 @@ def test_an_edited_question_is_shown_but_not_asked(tmp_path, sample_quiz_file):
     report = take(load(path).released, ask=scripted(["a c"]), out=out)
     assert [r.status for r in report.results][:2] == ["edited", "correct"]
     assert report.summary() == "1 / 5 correct"
+
+
+def test_code_questions_are_not_asked_when_skipped():
+    from .conftest import COURSE_QUIZZES
+
+    path = next(p for p in COURSE_QUIZZES if p.stem == "tiling-trace")
+    quiz, _ = load_instructor(path)
+    key = answer_key(quiz)
+    typed = []
+    for q in quiz.questions:
+        answer = key[q.id]
+        if q.type != "code":
+            typed.append(" ".join(answer) if isinstance(answer, list) else str(answer))
+    report = take(load(path).released, ask=scripted(typed), out=io.StringIO(), skip_code=True)
+    assert report.summary() == "10 / 10 correct"
+    assert report.results[-1].status == "skipped"
