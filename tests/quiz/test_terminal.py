@@ -80,6 +80,14 @@ def test_code_questions_are_not_asked_when_skipped():
         answer = key[q.id]
         if q.type != "code":
             typed.append(" ".join(answer) if isinstance(answer, list) else str(answer))
-    report = take(load(path).released, ask=scripted(typed), out=io.StringIO(), skip_code=True)
+    prompts = []
+    answer_next = scripted(typed)
+
+    def ask(prompt):
+        prompts.append(prompt)
+        return answer_next(prompt)
+
+    report = take(load(path).released, ask=ask, out=io.StringIO(), skip_code=True)
     assert report.summary() == "10 / 10 correct"
     assert report.results[-1].status == "skipped"
+    assert len(prompts) == 10 and not any(".py file" in p for p in prompts)
