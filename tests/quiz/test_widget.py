@@ -1,6 +1,5 @@
 """The notebook widget: driven in this process, and rendered in a real Jupyter kernel."""
 import json
-from pathlib import Path
 
 import nbformat
 import pytest
