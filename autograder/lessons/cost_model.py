@@ -95,10 +95,31 @@ def measure(candidates: list[Candidate], target, device, arguments, repeats: int
 
 
 def tune_context(func, target):
-    """The MetaSchedule context the feature extractor and the model read (workload and target)."""
-    from tvm.s_tir import meta_schedule as ms
+    """The MetaSchedule context the feature extractor and the model read: workload, target, threads.
 
-    return ms.TuneContext(mod=func, target=target, num_threads=1)
+    `TuneContext.__init__` first imports TVM's whole library of tensor intrinsics, which only
+    tensorizing schedule rules use and which takes tens of seconds on the course machines. The
+    feature extractor and the cost model never touch it, so the context is built here with the
+    FFI constructor that `__init__` itself calls, without that import.
+    """
+    from tvm.s_tir.meta_schedule import TuneContext, _ffi_api
+    from tvm.s_tir.meta_schedule.logging import get_logger, get_logging_func
+    from tvm.s_tir.meta_schedule.tune_context import _normalize_mod
+
+    context = TuneContext.__new__(TuneContext)
+    context.__init_handle_by_constructor__(
+        _ffi_api.TuneContext,
+        _normalize_mod(func),
+        target,
+        None,  # space generator: candidates come from design_space instead
+        None,  # search strategy: the lesson measures and ranks by hand
+        "main",
+        1,  # threads for feature extraction
+        -1,  # random seed: none needed, nothing is sampled through the context
+        get_logging_func(get_logger(__name__)),
+    )
+    _ffi_api.TuneContextInitialize(context)
+    return context
 
 
 def _measure_candidates(context, candidates: list[Candidate]) -> list:

@@ -19,7 +19,7 @@ INSTRUCTION_CLASSES = {
     "vector loads and stores": r"vmov(u|a)ps",
 }
 
-_INSTRUCTION = re.compile(r"^\s+([a-z][a-z0-9]*)\b", re.MULTILINE)
+_INSTRUCTION = re.compile(r"^[ \t]+([a-z][a-z0-9]*)\b", re.MULTILINE)
 
 
 def assembly(executable) -> str:
@@ -27,13 +27,17 @@ def assembly(executable) -> str:
     return executable.mod.inspect_source("asm")
 
 
+def count_mnemonics(assembly_text: str) -> Counter:
+    """Mnemonic -> number of occurrences, for AT&T-syntax assembly as LLVM prints it."""
+    return Counter(m.group(1) for m in _INSTRUCTION.finditer(assembly_text))
+
+
 def instruction_counts(executable) -> Counter:
-    """Mnemonic -> number of occurrences in the assembly."""
-    return Counter(m.group(1) for m in _INSTRUCTION.finditer(assembly(executable)))
+    return count_mnemonics(assembly(executable))
 
 
-def class_counts(executable) -> dict[str, int]:
-    counts = instruction_counts(executable)
+def classify(counts: Counter) -> dict[str, int]:
+    """Totals per entry of INSTRUCTION_CLASSES."""
     return {
         label: sum(n for mnemonic, n in counts.items() if re.fullmatch(pattern, mnemonic))
         for label, pattern in INSTRUCTION_CLASSES.items()
@@ -42,6 +46,6 @@ def class_counts(executable) -> dict[str, int]:
 
 def class_table(executables: dict, title: str = "") -> Table:
     """One column per compiled variant, one row per instruction class."""
-    per_variant = {name: class_counts(exe) for name, exe in executables.items()}
+    per_variant = {name: classify(instruction_counts(exe)) for name, exe in executables.items()}
     rows = [(label, *(str(per_variant[name][label]) for name in executables)) for label in INSTRUCTION_CLASSES]
     return Table.of(("instructions in the code", *executables), rows, title)

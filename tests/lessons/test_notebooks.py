@@ -1,0 +1,138 @@
+"""The lesson notebooks: committed clean, shaped as the course expects, and run top to bottom by a real kernel."""
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import syllabus
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSONS_DIR = ROOT / "lessons"
+COMMITTED = sorted(LESSONS_DIR.glob("*.ipynb"))
+COURSE = syllabus.load()
+LESSONS = [(unit, lesson) for unit in COURSE.units for lesson in unit.lessons]
+TIME_LIMIT_S = 300  # each lesson must run top to bottom in under five minutes on a course machine
+
+
+def _read(path: Path):
+    return nbformat.read(path, as_version=4)
+
+
+def test_every_committed_notebook_is_in_the_syllabus():
+    listed = {(ROOT / lesson.notebook).resolve() for _, lesson in LESSONS}
+    assert COMMITTED, "no lesson notebooks found"
+    assert {p.resolve() for p in COMMITTED} <= listed
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.name)
+def test_committed_notebook_carries_no_outputs(path):
+    notebook = _read(path)
+    nbformat.validate(notebook)
+    dirty = [
+        index
+        for index, cell in enumerate(notebook.cells)
+        if cell.cell_type == "code" and (cell.outputs or cell.execution_count is not None)
+    ]
+    assert not dirty, f"{path.name}: cells {dirty} carry outputs or execution counts; clear them before committing"
+    assert notebook.metadata["kernelspec"]["name"] == "python3"
+
+
+@pytest.mark.parametrize("unit,lesson", LESSONS, ids=lambda x: getattr(x, "id", None))
+def test_lesson_opens_with_goals_and_ends_with_its_quiz_and_assignments(unit, lesson):
+    notebook = _read(ROOT / lesson.notebook)
+    first, last = notebook.cells[0], notebook.cells[-1]
+    assert first.cell_type == "markdown" and first.source.startswith(f"# {lesson.title}")
+    assert "### Learning goals" in first.source
+    assert last.cell_type == "markdown"
+    assert f"tvm-course quiz take {lesson.quiz}" in last.source
+    assert f'quiz.show("../{lesson.quiz}")' in last.source
+    named = set(re.findall(r"course/source/[\w/.-]+\.ipynb", last.source))
+    assert named, "the last cell should name the assignment(s) that follow"
+    assert named <= {a.notebook for a in unit.assignments}
+    for a in unit.assignments:
+        if a.after == lesson.id:
+            assert a.notebook in named, f"{lesson.id} should point to {a.notebook}"
+
+
+def test_python3_kernel_runs_this_environment():
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        spec = KernelSpecManager().get_kernel_spec("python3")
+    except NoSuchKernel:
+        pytest.fail("no 'python3' kernel: run `.venv/bin/python -m ipykernel install --sys-prefix --name python3` (make does)")
+    # jupyter_client starts a bare "python" with the Python that launches the kernel.
+    assert spec.argv[0] in ("python", "python3", sys.executable), (
+        f"the python3 kernel starts {spec.argv[0]}, not this environment's {sys.executable}; "
+        "reinstall it with `.venv/bin/python -m ipykernel install --sys-prefix --name python3`"
+    )
+
+
+def _execute(path: Path):
+    from nbclient import NotebookClient
+
+    notebook = _read(path)
+    probe = "import json, os, sys; print(json.dumps({'executable': sys.executable, 'cwd': os.getcwd()}))"
+    notebook.cells.append(nbformat.v4.new_code_cell(probe))
+    client = NotebookClient(notebook, kernel_name="python3", timeout=TIME_LIMIT_S, resources={"metadata": {"path": str(LESSONS_DIR)}})
+    start = time.monotonic()
+    client.execute()
+    return notebook, time.monotonic() - start
+
+
+def _text(notebook) -> str:
+    parts = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.output_type == "stream":
+                parts.append(output.text)
+            elif output.output_type in ("display_data", "execute_result"):
+                parts.append(output.data.get("text/markdown", output.data.get("text/plain", "")))
+    return "\n".join(parts)
+
+
+def _images(notebook) -> int:
+    return sum(
+        "image/png" in output.get("data", {})
+        for cell in notebook.cells
+        for output in cell.get("outputs", [])
+    )
+
+
+def _check_ran_here(notebook, elapsed: float, name: str):
+    probe = json.loads(notebook.cells[-1].outputs[0].text)
+    assert Path(probe["executable"]).resolve() == Path(sys.executable).resolve(), "the kernel ran outside this environment"
+    assert Path(probe["cwd"]).resolve() == LESSONS_DIR.resolve()
+    assert elapsed < TIME_LIMIT_S, f"{name} took {elapsed:.0f} s; the limit is {TIME_LIMIT_S} s"
+
+
+@pytest.mark.slow
+def test_two_levels_runs_top_to_bottom():
+    notebook, elapsed = _execute(LESSONS_DIR / "01-two-levels.ipynb")
+    _check_ran_here(notebook, elapsed, "01-two-levels")
+    text = _text(notebook)
+    assert "TVM threads used for timing: **1**" in text
+    assert "| fused + scheduled |" in text
+    assert "Spearman rank correlation" in text
+    assert "'padding fused into the conv' is" in text
+    assert "MISSING" not in text  # every renamed API resolves in the installed TVM
+    assert _images(notebook) >= 3  # speedup bars, predicted vs measured, search curves
+
+
+@pytest.mark.slow
+def test_tiling_trace_runs_top_to_bottom():
+    notebook, elapsed = _execute(LESSONS_DIR / "02-tiling-trace.ipynb")
+    _check_ran_here(notebook, elapsed, "02-tiling-trace")
+    text = _text(notebook)
+    assert "+for nn, ff, yy_0, xx_0 in T.grid(1, 16, 14, 14):" in text
+    assert "replayed loop nest equals the original: True" in text
+    assert "| conv2d_nchw_intermediate | 1 x 1 x 16 x 16 | global | 1.0 KiB |" in text
+    assert "device modules imported by the build: 0" in text
+    assert 'extern "C" __global__' in text
+    assert _images(notebook) >= 1

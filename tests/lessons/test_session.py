@@ -1,0 +1,28 @@
+from autograder.lessons import session
+
+
+def test_start_runs_tvm_on_one_thread_with_the_host_target(lab):
+    import tvm
+
+    assert lab.threads == 1 == tvm.runtime.num_threads()
+    assert lab.target.kind.name == "llvm"
+    assert str(lab.target.attrs.get("mcpu", "")) != ""  # the host CPU, not SSE2-only plain "llvm"
+    assert "1 TVM thread" in lab.summary()
+    assert "TVM threads used for timing: **1**" in lab._repr_markdown_()
+
+
+def test_l1_data_cache_read_from_a_sysfs_layout(tmp_path):
+    for name, level, kind, size in (("index0", "1", "Data", "48K"), ("index1", "1", "Instruction", "32K"), ("index2", "2", "Unified", "1024K")):
+        directory = tmp_path / name
+        directory.mkdir()
+        (directory / "level").write_text(level + "\n")
+        (directory / "type").write_text(kind + "\n")
+        (directory / "size").write_text(size + "\n")
+    assert session.l1_data_cache_bytes(tmp_path) == 48 * 1024
+    assert session.l1_data_cache_bytes(tmp_path / "absent") is None
+
+
+def test_gpu_name_agrees_with_the_runtime(lab):
+    from autograder.runners import gpu_present
+
+    assert (lab.gpu is not None) == gpu_present()

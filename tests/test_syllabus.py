@@ -1,0 +1,108 @@
+"""The course map: its shape, that every path in it exists, and `tvm-course map`."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from autograder import syllabus
+from autograder.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_course_syllabus_loads():
+    course = syllabus.load()
+    assert course.source == ROOT / "course" / "syllabus.yaml"
+    (unit,) = course.units
+    assert [lesson.id for lesson in unit.lessons] == ["two-levels", "tiling-trace"]
+    assert [a.problem for a in unit.assignments] == ["tile-fused-conv", "gpu-fused-conv"]
+
+
+@pytest.mark.parametrize("what,path", syllabus.load().paths(), ids=lambda x: str(x))
+def test_every_path_in_the_syllabus_exists(what, path):
+    assert (ROOT / path).is_file(), f"{what}: {path} is named in course/syllabus.yaml but does not exist"
+
+
+def test_the_course_syllabus_has_no_problems():
+    assert syllabus.problems(syllabus.load()) == []
+
+
+def _copy_course(tmp_path: Path, edit=None) -> Path:
+    """A copy of the course map and the files it names, in a scratch repository."""
+    data = yaml.safe_load((ROOT / "course" / "syllabus.yaml").read_text())
+    if edit:
+        edit(data)
+    target = tmp_path / "course" / "syllabus.yaml"
+    target.parent.mkdir(parents=True)
+    target.write_text(yaml.safe_dump(data))
+    for _, relative in syllabus.load().paths():
+        if (ROOT / relative).is_file():
+            (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ROOT / relative, tmp_path / relative)
+    return target
+
+
+def test_problems_name_each_inconsistency(tmp_path):
+    def edit(data):
+        unit = data["units"][0]
+        unit["lessons"][1]["id"] = "two-levels"  # duplicate id
+        unit["assignments"][0]["problem"] = "no-such-problem"
+        unit["assignments"][1]["after"] = "a-lesson-elsewhere"
+        unit["lessons"][0]["quiz"] = "quizzes/absent.yaml"
+
+    found = syllabus.problems(syllabus.load(_copy_course(tmp_path, edit)))
+    assert "quiz of lesson two-levels: quizzes/absent.yaml does not exist" in found
+    assert any("unknown problem 'no-such-problem'" in p for p in found)
+    assert any("'after' names 'a-lesson-elsewhere'" in p for p in found)
+    assert "id 'two-levels' is used more than once" in found
+
+
+@pytest.mark.parametrize(
+    "document,message",
+    [
+        ("[]", "syllabus: expected a mapping"),
+        ("course: x\nunits: []\n", "no units"),
+        ("course: x\nunits:\n  - id: u\n", "units[0]: missing key 'title'"),
+        ("course: x\nunits:\n  - {id: u, title: t, lessons: [{id: l, title: t, notebook: n.ipynb}]}\n", "units[0].lessons[0]: missing key 'quiz'"),
+        ("course: x\nunits:\n  - {id: u, title: t, colour: red}\n", "unknown key(s) colour"),
+        ("course: x\nunits: [\n", "not valid YAML"),
+    ],
+)
+def test_malformed_syllabus_files_are_refused_with_the_key(tmp_path, document, message):
+    path = tmp_path / "syllabus.yaml"
+    path.write_text(document)
+    with pytest.raises(syllabus.SyllabusError) as error:
+        syllabus.load(path)
+    assert message in str(error.value)
+
+
+def test_map_prints_the_course_and_exits_zero(capsys):
+    assert main(["map"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ML compilers: Apache TVM")
+    assert "Lesson 1: Two levels, one stack  [two-levels]" in out
+    assert "take it: tvm-course quiz take quizzes/two-levels.yaml" in out
+    assert "course/source/gpu-tiling/gpu-tiling.ipynb" in out
+    assert "(missing)" not in out
+
+
+def test_map_marks_missing_files_and_exits_one(tmp_path, capsys):
+    path = _copy_course(tmp_path)
+    (tmp_path / "lessons" / "02-tiling-trace.ipynb").unlink()
+    assert main(["map", "--syllabus", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "lessons/02-tiling-trace.ipynb  (missing)" in out
+    assert "lesson tiling-trace: lessons/02-tiling-trace.ipynb does not exist" in out
+
+
+def test_map_json_and_usage_errors(tmp_path, capsys):
+    assert main(["map", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["problems"] == []
+    assert document["units"][0]["lessons"][0]["notebook"] == "lessons/01-two-levels.ipynb"
+    assert main(["map", "--syllabus", str(tmp_path / "absent.yaml")]) == 2
+    assert "cannot read" in capsys.readouterr().err
