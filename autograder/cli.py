@@ -15,6 +15,7 @@ COMMAND_MODULES = [
     "autograder.commands.grading",
     "autograder.commands.quiz",
     "autograder.commands.course_map",
+    "autograder.commands.site",
 ]
 
 

@@ -1,0 +1,142 @@
+"""`tvm-course site build`: the static course website, from the project's own sources.
+
+    _site/index.html                         the map (course/syllabus.yaml)
+    _site/lessons/<lesson id>.html           a lesson: its notebook executed, then its quiz
+    _site/quizzes/<quiz id>.released.yaml    the released quiz, for checking code answers locally
+    _site/assets/                            stylesheets and the quiz scripts
+
+The slow part, executing the lessons, goes through executed.executed_notebook and its cache,
+so a rebuild with unchanged sources only re-renders. The site is built in a staging folder
+next to OUT and moved into place when complete, so a failed build leaves the old site intact.
+OUT is only ever replaced when it is a site this command built (it holds MARKER).
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from autograder import syllabus as syllabus_module
+
+from . import DEFAULT_OUT, course_map, pages
+from .executed import cached_path, executed_notebook
+from .notebook_html import render_notebook
+from .quiz_html import released_document, released_yaml, render_quiz
+
+MARKER = ".tvm-course-site"
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+STATIC_FILES = ("site.css", "quiz-hashing.js", "quiz.js")
+HIGHLIGHT_STYLE = "default"
+
+
+class SiteBuildError(RuntimeError):
+    """The site cannot be built; the message says what to fix."""
+
+
+class OutputFolderError(SiteBuildError):
+    """The output folder exists and holds something other than a site this command built."""
+
+
+@dataclass
+class BuildReport:
+    out: Path
+    pages: list[str] = field(default_factory=list)  # relative to out
+    executed: list[str] = field(default_factory=list)  # notebooks run by a kernel in this build
+    from_cache: list[str] = field(default_factory=list)  # notebooks whose executed copy was reused
+    seconds: float = 0.0
+
+    @property
+    def index(self) -> Path:
+        return self.out / "index.html"
+
+
+def build_site(out: str | Path = DEFAULT_OUT, syllabus_path: str | Path = syllabus_module.DEFAULT_PATH, *,
+               refresh: bool = False, log: Callable[[str], None] = lambda message: None) -> BuildReport:
+    """Build the whole site into `out`; SiteBuildError (or LessonExecutionError) when it cannot."""
+    started = time.monotonic()
+    out = Path(out).resolve()
+    _check_replaceable(out)
+    try:
+        syllabus = syllabus_module.load(syllabus_path)
+    except syllabus_module.SyllabusError as err:
+        raise SiteBuildError(f"cannot read the course map: {err}") from None
+    root = syllabus_module.course_root(syllabus)
+    missing = syllabus_module.problems(syllabus, root)
+    if missing:
+        raise SiteBuildError("the course map has problems (see `tvm-course map`):\n"
+                             + "\n".join(f"  - {problem}" for problem in missing))
+
+    report = BuildReport(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    try:
+        _write_assets(staging)
+        question_counts: dict[str, int] = {}
+        for unit in syllabus.units:
+            for lesson in unit.lessons:
+                notebook_path = root / lesson.notebook
+                cached = not refresh and cached_path(notebook_path).is_file()
+                log(f"{lesson.notebook}: {'executed copy from the cache' if cached else 'executing (this takes a while)'}")
+                notebook = executed_notebook(notebook_path, refresh=refresh)
+                (report.from_cache if cached else report.executed).append(lesson.notebook)
+                document = released_document(root / lesson.quiz)
+                question_counts[lesson.id] = len(document["questions"])
+                page = course_map.lesson_page(lesson.id)
+                released_file = f"quizzes/{document['id']}.released.yaml"
+                _write(staging / released_file, released_yaml(document))
+                rendered = render_notebook(notebook, notebook_path.parent)
+                quiz_html = render_quiz(document, released_file=f"../{released_file}")
+                html = pages.render(
+                    "lesson.html", root="../", course=syllabus.course, unit_title=unit.title,
+                    lesson=lesson, notebook_html=rendered.body_html, notebook_has_title=rendered.title is not None,
+                    quiz_html=quiz_html, assignments=[a for a in unit.assignments if a.after == lesson.id])
+                _write(staging / page, html)
+                report.pages.append(page)
+        _write(staging / "index.html", course_map.render_map(syllabus, question_counts))
+        report.pages.insert(0, "index.html")
+        _write(staging / MARKER, "Built by `tvm-course site build`; the next build replaces this folder.\n")
+        _replace(out, staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _check_replaceable(out: Path) -> None:
+    if out.exists() and not (out / MARKER).is_file() and (not out.is_dir() or any(out.iterdir())):
+        raise OutputFolderError(f"{out} exists and is not a site built by tvm-course (no {MARKER} in it); "
+                             "choose a new or empty folder with -o")
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _write_assets(staging: Path) -> None:
+    from pygments.formatters import HtmlFormatter
+
+    assets = staging / "assets"
+    assets.mkdir(parents=True)
+    for name in STATIC_FILES:
+        shutil.copyfile(STATIC_DIR / name, assets / name)
+    # Code in lessons is highlighted by nbconvert with Pygments classes under .highlight.
+    highlight = HtmlFormatter(style=HIGHLIGHT_STYLE).get_style_defs(".highlight")
+    with open(assets / "site.css", "a", encoding="utf-8") as stream:
+        stream.write("\n/* Pygments '" + HIGHLIGHT_STYLE + "' style, for highlighted code */\n" + highlight + "\n")
+
+
+def _replace(out: Path, staging: Path) -> None:
+    """Move the finished staging folder to `out`, removing the previous build."""
+    staging.chmod(0o755)  # mkdtemp makes it private; a website folder is meant to be read
+    old = None
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{int(time.time() * 1000)}")
+        out.rename(old)
+    staging.rename(out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,184 @@
+"""Lesson notebooks executed by a real Jupyter kernel, cached so each one runs once.
+
+    from autograder.site.executed import executed_notebook
+    nb = executed_notebook("lessons/01-two-levels.ipynb")   # a NotebookNode with outputs
+
+Executing a lesson takes minutes; its outputs only change when its inputs do. The cache key
+covers everything an executed lesson depends on that this package can know about:
+
+- the notebook file's bytes;
+- the source of the `autograder` package that lessons import (every file under it except
+  `autograder/site/`, which renders lessons but is never imported by them);
+- the versions of tvm-course, TVM, Python and the kernel name.
+
+The cache lives in `$TVM_COURSE_CACHE/executed/` when that variable is set, else in
+`$XDG_CACHE_HOME/tvm-course/executed/` (by default `~/.cache/tvm-course/executed/`). Entries
+are written atomically, so concurrent builds cannot leave a torn file; a failed run is never
+cached. The site build and the lesson tests call the same function, so a test session
+executes each lesson once.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib.metadata
+import os
+import platform
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+
+KERNEL_NAME = "python3"
+# A lesson runs in 1-5 minutes in all; one cell that runs this long is stuck.
+CELL_TIMEOUT_S = 900
+CACHE_ENV = "TVM_COURSE_CACHE"
+# Bump when what is stored, or how it is keyed, changes.
+CACHE_FORMAT = "executed-notebook/v1"
+# Package files that lessons never import: changing them must not re-execute lessons.
+_NOT_IMPORTED_BY_LESSONS = ("site",)
+_SOURCE_SUFFIXES = (".py", ".json", ".yaml", ".yml")
+
+_memory: dict[str, NotebookNode] = {}
+
+
+class LessonExecutionError(RuntimeError):
+    """A lesson notebook failed to run; the message names the notebook, the cell and the error."""
+
+
+def cache_dir() -> Path:
+    """Where executed notebooks are stored (see the module docstring)."""
+    root = os.environ.get(CACHE_ENV)
+    if root:
+        return Path(root).expanduser() / "executed"
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg).expanduser() / "tvm-course" / "executed"
+
+
+def _version(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def package_source_digest() -> str:
+    """SHA-256 over the relative paths and bytes of the package files that lessons can import."""
+    package_dir = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted(package_dir.rglob("*")):
+        relative = path.relative_to(package_dir)
+        if (not path.is_file() or path.suffix not in _SOURCE_SUFFIXES or "__pycache__" in relative.parts
+                or relative.parts[0] in _NOT_IMPORTED_BY_LESSONS):
+            continue
+        digest.update(relative.as_posix().encode("utf-8") + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def cache_key(path: str | Path, kernel_name: str = KERNEL_NAME) -> str:
+    """The hex key an executed copy of `path` is stored under."""
+    parts = [
+        CACHE_FORMAT,
+        hashlib.sha256(Path(path).read_bytes()).hexdigest(),
+        package_source_digest(),
+        f"tvm-course {_version('tvm-course')}",
+        f"apache-tvm {_version('apache-tvm')}",
+        f"python {platform.python_version()} {platform.machine()}",
+        f"kernel {kernel_name}",
+    ]
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
+
+
+def cached_path(path: str | Path, kernel_name: str = KERNEL_NAME) -> Path:
+    """The cache file for `path`: named after the notebook (for people) and the key (for lookups)."""
+    return cache_dir() / f"{Path(path).stem}-{cache_key(path, kernel_name)[:32]}.ipynb"
+
+
+def executed_notebook(path: str | Path, *, refresh: bool = False, kernel_name: str = KERNEL_NAME,
+                      cell_timeout_s: int = CELL_TIMEOUT_S) -> NotebookNode:
+    """`path` executed top to bottom by a real kernel, from the cache when its key matches.
+
+    The notebook runs in its own folder (as in JupyterLab). A cell that raises stops the run
+    with LessonExecutionError, and nothing is cached. `refresh=True` runs it even when cached.
+    Each call returns a fresh copy, so callers may change it.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no notebook at {path}")
+    target = cached_path(path, kernel_name)
+    key = str(target)
+    if not refresh:
+        if key in _memory:
+            return copy.deepcopy(_memory[key])
+        if target.is_file():
+            try:
+                notebook = nbformat.read(target, as_version=4)
+            except Exception:  # a damaged cache entry is re-executed, not trusted
+                notebook = None
+            if notebook is not None:
+                _memory[key] = notebook
+                return copy.deepcopy(notebook)
+    notebook = execute(path, kernel_name=kernel_name, cell_timeout_s=cell_timeout_s)
+    if cached_path(path, kernel_name) == target:
+        _store(notebook, target)
+        _memory[key] = notebook
+    # else: a source changed while the notebook ran; the outputs may mix both, so keep them uncached.
+    return copy.deepcopy(notebook)
+
+
+def execute(path: str | Path, *, kernel_name: str = KERNEL_NAME, cell_timeout_s: int = CELL_TIMEOUT_S) -> NotebookNode:
+    """Run the notebook now, without the cache; LessonExecutionError if a cell fails."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    path = Path(path)
+    notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(notebook, kernel_name=kernel_name, timeout=cell_timeout_s,
+                            resources={"metadata": {"path": str(path.resolve().parent)}})
+    try:
+        client.execute()
+    except CellExecutionError as err:
+        raise LessonExecutionError(f"{path}: a cell raised {err.ename}: {err.evalue}\n{err}") from None
+    except CellTimeoutError:
+        raise LessonExecutionError(f"{path}: a cell ran longer than {cell_timeout_s} s and was stopped") from None
+    except DeadKernelError as err:
+        raise LessonExecutionError(f"{path}: the kernel died while running the notebook ({err})") from None
+    except Exception as err:  # e.g. no such kernel: say which notebook and what to do
+        raise LessonExecutionError(
+            f"{path}: could not run the notebook with kernel {kernel_name!r}: {type(err).__name__}: {err}. "
+            f"Is the kernel installed? `make venv` installs it; `jupyter kernelspec list` shows what is there."
+        ) from None
+    return notebook
+
+
+def _store(notebook: NotebookNode, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            nbformat.write(notebook, stream)
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes it private; a cache file need not be
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def clear_memory() -> None:
+    """Forget the in-process copies (the files stay); for tests that change the cache folder."""
+    _memory.clear()
+
+
+if __name__ == "__main__":  # python -m autograder.site.executed NOTEBOOK...: warm the cache
+    for name in sys.argv[1:]:
+        executed_notebook(name)
+        print(f"{name}: executed ({cached_path(name)})")
