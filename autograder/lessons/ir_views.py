@@ -54,9 +54,9 @@ def loop_nest(func_or_mod) -> str:
 
 def diff(before: str, after: str, before_label: str = "before", after_label: str = "after") -> str:
     """A unified diff of two texts (for example two loop nests)."""
-    return "\n".join(
-        difflib.unified_diff(before.splitlines(), after.splitlines(), before_label, after_label, lineterm="", n=max(len(before), len(after)))
-    )
+    old, new = before.splitlines(), after.splitlines()
+    context = max(len(old), len(new))  # whole nests: a loop nest reads badly in fragments
+    return "\n".join(difflib.unified_diff(old, new, before_label, after_label, lineterm="", n=context))
 
 
 def compacted_module(func, target):

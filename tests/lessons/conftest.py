@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+import autograder.lessons  # noqa: F401  sets TVM_NUM_THREADS=1 before any test starts TVM's thread pool
 from autograder.problems.workload import ConvShape
 
 # Small enough to compile and run in well under a second; every dimension still exercises padding.
