@@ -57,30 +57,43 @@ def _nbytes(buffer) -> int:
     return count * (int(buffer.dtype.bits) * int(buffer.dtype.lanes) // 8)
 
 
+COMPACTION_PASSES = (
+    "LowerInitBlock",
+    "PlanAndUpdateBufferAllocationLocation",
+    "ConvertBlocksToOpaque",
+    "CompactBufferAllocation",
+)
+
+
+def compacted_module(func, target):
+    """`func` after TVM's buffer-compaction passes: each buffer sized to the region it is used in."""
+    import tvm
+    from tvm import s_tir, tirx
+
+    mod = tirx.transform.BindTarget(target)(tvm.IRModule({"main": func}))
+    for name in COMPACTION_PASSES:
+        mod = getattr(s_tir.transform, name)()(mod)
+    return mod
+
+
 def compacted_buffer_bytes(func, target) -> dict[str, int]:
     """Bytes of every buffer the function allocates, after TVM shrinks each to the region used.
 
     A buffer allocated inside a loop is sized for one iteration of it: one tile.
     """
-    import tvm
-    from tvm import s_tir, tirx
-
-    mod = tvm.IRModule({"main": func})
-    mod = tirx.transform.BindTarget(target)(mod)
-    for name in ("LowerInitBlock", "PlanAndUpdateBufferAllocationLocation", "ConvertBlocksToOpaque", "CompactBufferAllocation"):
-        mod = getattr(s_tir.transform, name)()(mod)
     sizes: dict[str, int] = {}
-    for block in blocks(mod["main"]):
+    for block in blocks(compacted_module(func, target)["main"]):
         for buffer in block.alloc_buffers:
             sizes[buffer.name] = max(sizes.get(buffer.name, 0), _nbytes(buffer))
     return sizes
 
 
-def human_bytes(n: int) -> str:
-    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n} B"
+def human_bytes(count: float) -> str:
+    """1536 -> '1.5 KiB'; exact bytes below 1 KiB."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{int(count)} B"
 
 
 def check_interface(original, scheduled) -> CheckOutcome:

@@ -13,14 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import COMPACTION_PASSES, compacted_module  # noqa: F401  (re-exported for the lessons)
 from .tables import Table, human_bytes
-
-COMPACTION_PASSES = (
-    "LowerInitBlock",
-    "PlanAndUpdateBufferAllocationLocation",
-    "ConvertBlocksToOpaque",
-    "CompactBufferAllocation",
-)
 
 _INT64 = re.compile(r"T\.int64\((-?\d+)\)")
 _LOOP = re.compile(r"^(\s*)for (.+?) in (.+):$")
@@ -57,17 +51,6 @@ def diff(before: str, after: str, before_label: str = "before", after_label: str
     old, new = before.splitlines(), after.splitlines()
     context = max(len(old), len(new))  # whole nests: a loop nest reads badly in fragments
     return "\n".join(difflib.unified_diff(old, new, before_label, after_label, lineterm="", n=context))
-
-
-def compacted_module(func, target):
-    """`func` after TVM's buffer-compaction passes: each buffer sized to the region it is used in."""
-    import tvm
-    from tvm import s_tir, tirx
-
-    mod = tirx.transform.BindTarget(target)(tvm.IRModule({"main": func}))
-    for name in COMPACTION_PASSES:
-        mod = getattr(s_tir.transform, name)()(mod)
-    return mod
 
 
 @dataclass(frozen=True)
