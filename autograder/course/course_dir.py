@@ -1,0 +1,62 @@
+"""Finding a course root and loading its nbgrader configuration, as nbgrader itself would.
+
+nbgrader's Python API does not read nbgrader_config.py by itself: this loads the file with
+traitlets, points CourseDirectory.root at the directory it was found in (so a copy of the
+course grades itself, not the original), and layers the grading run's settings on top.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from traitlets.config import Config, PyFileConfigLoader
+
+CONFIG_FILE = "nbgrader_config.py"
+
+
+class CourseError(ValueError):
+    """The course directory or assignment is not usable; the message says what to do."""
+
+
+def find_course_root(given: str | Path | None = None) -> Path:
+    """`given`, or the current directory, or ./course: the first that holds nbgrader_config.py."""
+    candidates = [Path(given)] if given else [Path.cwd(), Path.cwd() / "course"]
+    for candidate in candidates:
+        if (candidate / CONFIG_FILE).is_file():
+            return candidate.resolve()
+    where = " or ".join(str(c) for c in candidates)
+    raise CourseError(f"no nbgrader course root at {where} (a course root holds {CONFIG_FILE}); pass --course DIR")
+
+
+def put_environment_tools_on_path() -> None:
+    """nbgrader creates a new gradebook by running the `alembic` command from PATH: make the one
+    installed beside this Python findable when the environment is not activated."""
+    if shutil.which("alembic") is None:
+        os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+
+
+def load_course_config(root: Path, *, cell_timeout: float | None = None, grader_settings: dict | None = None) -> Config:
+    """The course's nbgrader Config, with the grading run's overrides applied."""
+    put_environment_tools_on_path()
+    try:
+        config = PyFileConfigLoader(CONFIG_FILE, path=str(root)).load_config()
+    except Exception as error:  # the file is Python: anything can go wrong in it
+        raise CourseError(f"cannot load {root / CONFIG_FILE}: {error.__class__.__name__}: {error}") from error
+    config = copy.deepcopy(config)
+    config.CourseDirectory.root = str(root)
+    if cell_timeout is not None:
+        config.Execute.timeout = int(cell_timeout)
+    if grader_settings:
+        settings = dict(config.TrustedGrader.get("settings", {}))
+        settings.update(grader_settings)
+        config.TrustedGrader.settings = settings
+    return config
+
+
+def course_directory(config: Config):
+    from nbgrader.coursedir import CourseDirectory
+
+    return CourseDirectory(config=config)

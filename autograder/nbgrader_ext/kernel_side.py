@@ -1,0 +1,88 @@
+"""What the assignment notebooks call inside the student's kernel.
+
+None of this is trusted: code in the student's notebook can replace any of it. It is here so
+that a student sees, before submitting, what the instructor's grader will say. The points
+that reach the gradebook are computed outside the kernel, from the source of the answer
+cells (see preprocessors.py), and written over whatever these cells printed.
+
+During the instructor's grading run (nbgrader sets NBGRADER_EXECUTION=autograde in the
+kernel) `self_check` does not grade again: the trusted grader does that once, in parallel.
+"""
+from __future__ import annotations
+
+import numbers
+import os
+from typing import Callable, Mapping
+
+from .credit import score_part
+from .questions import get_question_set, mark_answers
+
+
+def autograding() -> bool:
+    return os.environ.get("NBGRADER_EXECUTION") == "autograde"
+
+
+class GradedOutsideTheKernel:
+    """Stands in for a Result while nbgrader autogrades: the trusted grader fills these cells in."""
+
+    def __init__(self, problem: str):
+        self.problem = problem
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.problem}: graded by the instructor's trusted grader, which re-grades the source of "
+            "your schedule cell in a sandbox; its verdict replaces this cell's output."
+        )
+
+
+def self_check(problem: str, schedule: Callable | str, **settings):
+    """Grade `schedule` the way the instructor will (with fresh random inputs and timing)."""
+    if autograding():
+        return GradedOutsideTheKernel(problem)
+    from ..notebook_api import check
+
+    return check(problem, schedule, **settings)
+
+
+def points(result, part: str, out_of: float) -> float:
+    """The points a test cell shows for one part (correctness, fusion or speed) of `result`."""
+    if isinstance(result, GradedOutsideTheKernel):
+        print(repr(result))
+        return 0.0
+    score = score_part(result, part)
+    print(score.message)
+    earned = score.points(out_of)
+    return 0.0 if earned is None else earned
+
+
+def check_answer_format(question_set: str, namespace: Mapping[str, object]) -> None:
+    """The visible check of a question cell: every answer is there and is a number."""
+    missing = []
+    for question in get_question_set(question_set):
+        value = namespace.get(question.name)
+        if value is None:
+            missing.append(question.name)
+        else:
+            kind = "a number" if isinstance(value, numbers.Real) and not isinstance(value, bool) else f"NOT a number ({type(value).__name__})"
+            print(f"{question.name} = {value!r}: {kind}")
+    if missing:
+        raise NameError(f"assign a number to {', '.join(missing)} in the answer cell above")
+    print("All answers are there. The grader checks their values when you submit.")
+
+
+def question_points(question_set: str, namespace: Mapping[str, object], out_of: float) -> float:
+    """The points of a question cell, from the answers in `namespace` (a hidden test calls this)."""
+    fraction, verdicts = mark_answers(question_set, namespace)
+    for verdict in verdicts:
+        print(verdict.message)
+    return round(fraction * out_of, 2)
+
+
+def show_workload(problem: str) -> None:
+    """Print the TensorIR function a problem's schedule works on (its blocks and loops)."""
+    if autograding():
+        print("(not printed while the instructor grades)")
+        return
+    from ..problems import get_problem
+
+    print(get_problem(problem).workload().script())

@@ -1,0 +1,198 @@
+"""nbgrader preprocessors that make the gradebook's points independent of the student's kernel.
+
+course/nbgrader_config.py puts them into nbgrader's autograde pipeline:
+
+    StartTrustedGrading   reads the grading plan from the instructor's source notebook and
+                          starts grading the submitted answer cells' source (sandboxed)
+    ResilientExecute      nbgrader's Execute, except that a kernel that dies or stops
+                          answering ends the run of the notebook instead of the grading
+    SaveTrustedGrades     nbgrader's SaveAutoGrades, except that test cells named in the plan
+                          get the trusted score (and its explanation as their output), not
+                          whatever the kernel printed
+
+Test cells the plan does not name keep nbgrader's usual scoring from their output.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import time
+from queue import Empty
+
+import nbformat
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.util import ensure_async, run_sync
+from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
+from traitlets import Dict, Float
+from traitlets.config import Configurable
+
+from ..config import GraderConfig
+from .plan import METADATA_KEY, GradingPlan, PlanError, load_plan
+from .trusted import TrustedGrading, TrustedVerdicts
+
+RESOURCE_KEY = "tvm_course_trusted_grading"
+
+
+class TrustedGrader(Configurable):
+    """Settings of the trusted re-grade: `c.TrustedGrader.settings = {"timing_rounds": 15, ...}`."""
+
+    settings = Dict(
+        {}, help="GraderConfig fields for the trusted re-grade (timing_rounds, rpc_tracker, rpc_key, ...)"
+    ).tag(config=True)
+
+    def grader_config(self) -> GraderConfig:
+        known = {f.name for f in dataclasses.fields(GraderConfig)}
+        unknown = sorted(set(self.settings) - known)
+        if unknown:
+            raise ValueError(f"TrustedGrader.settings: unknown settings {unknown}; known: {sorted(known)}")
+        return GraderConfig(**self.settings)
+
+
+def _coursedir(preprocessor) -> CourseDirectory:
+    node = preprocessor.parent
+    while node is not None:
+        if getattr(node, "coursedir", None) is not None:
+            return node.coursedir
+        node = getattr(node, "parent", None)
+    return CourseDirectory(config=preprocessor.config)
+
+
+def load_source_plan(preprocessor, resources) -> GradingPlan:
+    """The plan in the instructor's source notebook for the notebook being graded."""
+    coursedir = _coursedir(preprocessor)
+    info = resources["nbgrader"]
+    path = os.path.join(coursedir.format_path(coursedir.source_directory, ".", info["assignment"]), info["notebook"] + ".ipynb")
+    if not os.path.exists(path):
+        raise PlanError(f"the trusted grader reads its plan from the source notebook, and {path} does not exist")
+    return load_plan(path)
+
+
+def start_grading(preprocessor, nb, resources) -> TrustedGrading | None:
+    plan = load_source_plan(preprocessor, resources)
+    if not plan:
+        return None
+    config = TrustedGrader(parent=preprocessor).grader_config()
+    preprocessor.log.info("Trusted grading of %s started (answers: %s)", resources["nbgrader"]["student"], ", ".join(plan.answers))
+    return TrustedGrading(plan, config).start(nb)
+
+
+class StartTrustedGrading(NbGraderPreprocessor):
+    """Starts the trusted grading before the kernel runs, so that the two overlap."""
+
+    def preprocess(self, nb, resources):
+        resources[RESOURCE_KEY] = start_grading(self, nb, resources)
+        return nb, resources
+
+
+class ResilientExecute(Execute):
+    """Runs the notebook; a dead or unresponsive kernel stops the run, not the grading."""
+
+    responsive_timeout = Float(
+        10.0, help="After a cell times out, seconds to wait for the interrupted kernel to answer again"
+    ).tag(config=True)
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._stopped: str | None = None
+        return super().preprocess(nb, resources, km)
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type != "code":
+            return cell, resources
+        if self._stopped:
+            cell.outputs = [_error_output("NotRun", self._stopped)]
+            return cell, resources
+        try:
+            cell, resources = super().preprocess_cell(cell, resources, index)
+        except DeadKernelError:
+            self._stopped = f"not run: the kernel died while running cell {index}"
+            cell.outputs.append(_error_output("DeadKernelError", f"the kernel died while running this cell (cell {index})"))
+            self.log.warning("The kernel died in cell %d; the remaining cells are not run", index)
+            return cell, resources
+        except CellTimeoutError:  # the interrupt went unanswered (nbclient gave up waiting for output)
+            self._stopped = f"not run: the kernel stopped answering in cell {index}"
+            cell.outputs.append(_error_output("CellTimeoutError", f"this cell ran past the time limit and the kernel stopped answering (cell {index})"))
+            self.log.warning("The kernel stopped answering in cell %d; the remaining cells are not run", index)
+            return cell, resources
+        if any(o.get("ename") == "CellTimeoutError" for o in cell.get("outputs", [])) and not run_sync(self._answers)():
+            self._stopped = f"not run: the kernel stopped answering after cell {index} timed out"
+            self.log.warning("The kernel does not answer after a timeout in cell %d; the remaining cells are not run", index)
+        return cell, resources
+
+    async def _answers(self) -> bool:
+        """Whether the kernel replies to a kernel_info request within responsive_timeout."""
+        msg_id = self.kc.kernel_info()
+        deadline = time.monotonic() + self.responsive_timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                reply = await ensure_async(self.kc.shell_channel.get_msg(timeout=left))
+            except (Empty, asyncio.TimeoutError, TimeoutError):
+                return False
+            if reply.get("parent_header", {}).get("msg_id") == msg_id:
+                return True
+        return False
+
+
+class SaveTrustedGrades(SaveAutoGrades):
+    """Saves trusted scores for the plan's test cells and writes their explanations as outputs."""
+
+    def preprocess(self, nb, resources):
+        grading = resources.get(RESOURCE_KEY) if RESOURCE_KEY in resources else start_grading(self, nb, resources)
+        self.trusted: TrustedVerdicts | None = grading.finish() if grading else None
+        self._saved: set[str] = set()
+        if self.trusted is None:
+            return super().preprocess(nb, resources)
+        self.plan = grading.plan
+        _write_outputs(nb, grading.plan, self.trusted)
+        nb.metadata[METADATA_KEY] = self.trusted.to_metadata()
+        nb, resources = super().preprocess(nb, resources)
+        missing = set(self.plan.scored) - self._saved
+        if missing:  # deleted from the submission and not restored: the trusted score still counts
+            with Gradebook(self.db_url) as gradebook:
+                for grade_id in sorted(missing):
+                    self._save(gradebook, grade_id)
+        return nb, resources
+
+    def _add_score(self, cell, resources):
+        grade_id = cell.metadata["nbgrader"]["grade_id"]
+        if self.trusted is None or grade_id not in self.plan.scored:
+            return super()._add_score(cell, resources)
+        self._save(self.gradebook, grade_id)
+
+    def _save(self, gradebook, grade_id: str) -> None:
+        grade = gradebook.find_grade(grade_id, self.notebook_id, self.assignment_id, self.student_id)
+        fraction = self.trusted.cells[grade_id].fraction
+        grade.auto_score = None if fraction is None else round(fraction * float(grade.max_score), 2)
+        grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+        gradebook.db.commit()
+        self._saved.add(grade_id)
+
+
+def _write_outputs(nb, plan: GradingPlan, trusted: TrustedVerdicts) -> None:
+    for cell in nb.cells:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if cell.cell_type != "code" or grade_id is None:
+            continue
+        if grade_id in plan.scored:
+            verdict = trusted.cells[grade_id]
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=verdict.text + "\n")]
+            if verdict.fraction is not None:
+                points = round(verdict.fraction * float(cell.metadata["nbgrader"].get("points", 0)), 2)
+                cell.outputs.append(
+                    nbformat.v4.new_output("execute_result", data={"text/plain": repr(points)}, execution_count=cell.get("execution_count"))
+                )
+        elif grade_id in plan.reports:
+            result = trusted.results.get(plan.reports[grade_id])
+            if result is not None:
+                cell.outputs = [
+                    nbformat.v4.new_output("display_data", data={"text/plain": result.to_text(), "text/html": result._repr_html_()})
+                ]
+            else:
+                marks = trusted.questions.get(plan.reports[grade_id], {})
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="\n".join(marks.get("lines", [])) + "\n")]
+
+
+def _error_output(name: str, message: str):
+    return nbformat.v4.new_output("error", ename=name, evalue=message, traceback=[f"{name}: {message}"])

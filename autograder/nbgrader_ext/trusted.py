@@ -1,0 +1,125 @@
+"""Grading a submitted notebook's answers outside the student's kernel.
+
+The answer cells' source is taken from the submission (after nbgrader has restored the
+locked cells), graded by the sandboxed schedule pipeline or read as arithmetic, and turned
+into a score and an explanation for every test cell the plan names. The student's kernel
+runs the notebook at the same time, for the feedback's sake; nothing it does reaches these
+scores. Schedule gradings run in threads (each is two child processes), so they overlap
+with the kernel's run.
+"""
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from ..config import GraderConfig
+from ..problems import get_problem
+from ..report import Result
+from .credit import score_part
+from .plan import Answer, GradingPlan
+from .questions import mark_answers
+from .safe_arithmetic import read_assignments
+
+TRUSTED_NOTE = "(scored by the instructor's grader from the source of your answer cell, outside your notebook's kernel)"
+
+
+@dataclass
+class CellVerdict:
+    fraction: float | None  # share of the cell's points; None: cannot be scored here (pending)
+    text: str
+
+
+@dataclass
+class TrustedVerdicts:
+    cells: dict[str, CellVerdict] = field(default_factory=dict)  # test cell grade_id -> verdict
+    results: dict[str, Result] = field(default_factory=dict)  # schedule answer grade_id -> Result
+    questions: dict[str, dict] = field(default_factory=dict)  # question answer grade_id -> marks
+
+    def to_metadata(self) -> dict:
+        return {
+            "results": {k: r.to_dict() for k, r in self.results.items()},
+            "questions": self.questions,
+            "scores": {k: v.fraction for k, v in self.cells.items()},
+        }
+
+
+def answer_sources(notebook, plan: GradingPlan) -> dict[str, str | None]:
+    """The submitted source of each answer cell in the plan (None: the cell is missing)."""
+    found: dict[str, str | None] = {grade_id: None for grade_id in plan.answers}
+    for cell in notebook.cells:
+        nbgrader = cell.get("metadata", {}).get("nbgrader", {})
+        grade_id = nbgrader.get("grade_id")
+        if grade_id in found and found[grade_id] is None and nbgrader.get("solution") and cell.cell_type == "code":
+            found[grade_id] = cell.source
+    return found
+
+
+class TrustedGrading:
+    def __init__(self, plan: GradingPlan, config: GraderConfig):
+        self.plan, self.config = plan, config
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending: dict[str, Future] = {}
+        self.verdicts = TrustedVerdicts()
+
+    def start(self, notebook) -> "TrustedGrading":
+        sources = answer_sources(notebook, self.plan)
+        schedules = [a for a in self.plan.answers.values() if a.kind == "schedule"]
+        if schedules:
+            self._pool = ThreadPoolExecutor(max_workers=len(schedules), thread_name_prefix="trusted-grading")
+        for answer in self.plan.answers.values():
+            source = sources[answer.grade_id]
+            if answer.kind == "schedule":
+                if source is None:
+                    self.verdicts.results[answer.grade_id] = _missing_result(answer)
+                else:
+                    self._pending[answer.grade_id] = self._pool.submit(self._grade_schedule, answer, source)
+            else:
+                self.verdicts.questions[answer.grade_id] = _mark_questions(answer, source)
+        return self
+
+    def _grade_schedule(self, answer: Answer, source: str) -> Result:
+        from ..pipeline import grade_source
+
+        return grade_source(answer.name, source, self.config)
+
+    def finish(self) -> TrustedVerdicts:
+        """Wait for the schedule gradings and score every test cell of the plan."""
+        try:
+            for grade_id, future in self._pending.items():
+                self.verdicts.results[grade_id] = future.result()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+        for grade_id, cell in self.plan.scored.items():
+            answer = self.plan.answers[cell.answer]
+            if answer.kind == "schedule":
+                score = score_part(self.verdicts.results[answer.grade_id], cell.part)
+                self.verdicts.cells[grade_id] = CellVerdict(score.fraction, f"{score.message}\n{TRUSTED_NOTE}")
+            else:
+                marks = self.verdicts.questions[answer.grade_id]
+                self.verdicts.cells[grade_id] = CellVerdict(marks["fraction"], "\n".join(marks["lines"] + [TRUSTED_NOTE]))
+        return self.verdicts
+
+
+def _missing_result(answer: Answer) -> Result:
+    problem = get_problem(answer.name)
+    return Result(
+        problem=problem.name,
+        target=problem.target,
+        status="error",
+        messages=[f"the answer cell '{answer.grade_id}' is missing from the submission"],
+    )
+
+
+def _mark_questions(answer: Answer, source: str | None) -> dict:
+    if source is None:
+        fraction, verdicts, notes = 0.0, [], [f"the answer cell '{answer.grade_id}' is missing from the submission"]
+    else:
+        read = read_assignments(source)
+        fraction, verdicts = mark_answers(answer.name, read.values, read.problems)
+        notes = read.notes
+    return {
+        "fraction": round(fraction, 4),
+        "lines": [v.message for v in verdicts] + notes,
+        "right": [v.name for v in verdicts if v.right],
+    }

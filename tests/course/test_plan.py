@@ -1,0 +1,54 @@
+"""autograder/nbgrader_ext/plan.py: the grading plan comes from the instructor's notebook metadata."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from autograder.nbgrader_ext.plan import PlanError, load_plan, plan_from_notebook
+
+from .conftest import source_notebook
+
+
+def test_each_assignment_plans_a_schedule_and_a_question_set(assignment):
+    plan = load_plan(source_notebook(assignment))
+    kinds = sorted(a.kind for a in plan.answers.values())
+    assert kinds == ["questions", "schedule"]
+    schedule = plan.answers["schedule"]
+    assert schedule.name == {"tiling": "tile-fused-conv", "gpu-tiling": "gpu-fused-conv"}[assignment]
+    parts = sorted(c.part for c in plan.scored.values() if c.answer == "schedule")
+    assert parts == ["correctness", "fusion", "speed"]
+    assert plan.reports == {"self-check": "schedule"}
+
+
+def _cell(notebook, grade_id):
+    return next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        (lambda nb: _cell(nb, "speed").metadata["tvm_course"].update(part="style"), "part must be one of"),
+        (lambda nb: _cell(nb, "speed").metadata["tvm_course"].update(scores="nowhere"), "not an answer cell"),
+        (lambda nb: _cell(nb, "schedule").metadata["tvm_course"].update(problem="matmul"), "unknown problem 'matmul'"),
+        (lambda nb: _cell(nb, "schedule").metadata["nbgrader"].update(solution=False), "must be an nbgrader solution cell"),
+        (lambda nb: _cell(nb, "correctness").metadata["nbgrader"].update(grade=False), "must be an nbgrader test cell"),
+        (lambda nb: _cell(nb, "self-check").metadata.update(tvm_course={"what": 1}), "needs one of"),
+        (lambda nb: _cell(nb, "self-check").metadata["tvm_course"].update(reports="nowhere"), "reports on 'nowhere'"),
+    ],
+)
+def test_inconsistent_metadata_is_refused_naming_the_cell(notebook, change, says):
+    broken = copy.deepcopy(notebook)
+    change(broken)
+    with pytest.raises(PlanError, match=says):
+        plan_from_notebook(broken)
+
+
+def test_a_notebook_without_metadata_has_an_empty_plan():
+    assert not plan_from_notebook({"cells": [{"cell_type": "code", "metadata": {}, "source": "1"}]})
+
+
+def test_an_unreadable_notebook_is_a_plan_error(tmp_path):
+    (tmp_path / "broken.ipynb").write_text("{not json")
+    with pytest.raises(PlanError, match="cannot read"):
+        load_plan(tmp_path / "broken.ipynb")
