@@ -26,6 +26,7 @@ import os
 import platform
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -40,6 +41,9 @@ CACHE_FORMAT = "executed-notebook/v1"
 # Package files that lessons never import: changing them must not re-execute lessons.
 _NOT_IMPORTED_BY_LESSONS = ("site",)
 _SOURCE_SUFFIXES = (".py", ".json", ".yaml", ".yml")
+
+# Where an executed notebook records how its run went: {"executed_seconds": ..., "kernel_name": ...}.
+METADATA_KEY = "tvm_course_execution"
 
 _memory: dict[str, NotebookNode] = {}
 
@@ -64,9 +68,9 @@ def _version(distribution: str) -> str:
         return "not installed"
 
 
-def package_source_digest() -> str:
+def package_source_digest(package_dir: str | Path | None = None) -> str:
     """SHA-256 over the relative paths and bytes of the package files that lessons can import."""
-    package_dir = Path(__file__).resolve().parent.parent
+    package_dir = Path(package_dir) if package_dir is not None else Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
     for path in sorted(package_dir.rglob("*")):
         relative = path.relative_to(package_dir)
@@ -103,7 +107,8 @@ def executed_notebook(path: str | Path, *, refresh: bool = False, kernel_name: s
 
     The notebook runs in its own folder (as in JupyterLab). A cell that raises stops the run
     with LessonExecutionError, and nothing is cached. `refresh=True` runs it even when cached.
-    Each call returns a fresh copy, so callers may change it.
+    `notebook.metadata[METADATA_KEY]["executed_seconds"]` is how long the run took (the run
+    that filled the cache, when it comes from there). Each call returns a fresh copy.
     """
     path = Path(path)
     if not path.is_file():
@@ -136,6 +141,7 @@ def execute(path: str | Path, *, kernel_name: str = KERNEL_NAME, cell_timeout_s:
 
     path = Path(path)
     notebook = nbformat.read(path, as_version=4)
+    started = time.monotonic()
     client = NotebookClient(notebook, kernel_name=kernel_name, timeout=cell_timeout_s,
                             resources={"metadata": {"path": str(path.resolve().parent)}})
     try:
@@ -151,6 +157,8 @@ def execute(path: str | Path, *, kernel_name: str = KERNEL_NAME, cell_timeout_s:
             f"{path}: could not run the notebook with kernel {kernel_name!r}: {type(err).__name__}: {err}. "
             f"Is the kernel installed? `make venv` installs it; `jupyter kernelspec list` shows what is there."
         ) from None
+    notebook.metadata[METADATA_KEY] = {"executed_seconds": round(time.monotonic() - started, 3),
+                                       "kernel_name": kernel_name}
     return notebook
 
 

@@ -105,9 +105,9 @@
 
   // ---- canonical answers --------------------------------------------------------------------
 
-  /* Python's str.lower(), one code point at a time (no context rules such as a final sigma). */
+  /* Python's str.lower(): full Unicode lower-casing, with the final-sigma rule, as toLowerCase(). */
   function pythonLower(text) {
-    return Array.from(text).map(function (ch) { return ch.toLowerCase(); }).join("");
+    return text.toLowerCase();
   }
 
   function normalizeText(text, caseSensitive) {

@@ -1,0 +1,65 @@
+"""Answering a quiz on a built lesson page the way a student does: clicks, typing, the keyboard."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def question(page, question_id: str):
+    return page.locator(f'article.question[data-question-id="{question_id}"]')
+
+
+def fill_answer(page, question_id: str, answer: Any) -> None:
+    """Put an answers-file value (as `tvm-course quiz key` prints it) into the question's form."""
+    article = question(page, question_id)
+    kind = article.get_attribute("data-question-type")
+    if kind == "single":
+        article.locator(f'input[type=radio][value="{answer}"]').check()
+    elif kind == "multiple":
+        for box in article.locator("input[type=checkbox]").all():
+            box.set_checked(box.get_attribute("value") in answer)
+    elif kind == "ordering":
+        order_items(page, question_id, list(answer))
+    elif kind in ("numeric", "text"):
+        article.locator("input[type=text]").fill(str(answer))
+    else:
+        raise ValueError(f"question {question_id} ({kind}) is not answered in the browser")
+
+
+def order_items(page, question_id: str, letters: list[str]) -> None:
+    """Reorder with the keyboard: focus an item's Move up button and press Enter until it is in place."""
+    article = question(page, question_id)
+    for position, letter in enumerate(letters):
+        current = current_order(page, question_id).index(letter)
+        button = article.locator(f'.ordering > li[data-letter="{letter}"] button[data-move="up"]')
+        button.focus()
+        for _ in range(current - position):
+            page.keyboard.press("Enter")
+        assert page.evaluate("document.activeElement.getAttribute('data-move')") == "up"  # focus stays put
+
+
+def current_order(page, question_id: str) -> list[str]:
+    return question(page, question_id).locator(".ordering > li").evaluate_all(
+        "items => items.map(i => i.getAttribute('data-letter'))")
+
+
+def check(page, question_id: str) -> str:
+    """Press the question's Check button and return the feedback text once the page shows it."""
+    article = question(page, question_id)
+    handle = article.element_handle()
+    page.evaluate("el => { const f = el.querySelector('.feedback'); f.hidden = true; f.textContent = ''; }", handle)
+    article.locator("button[type=submit]").click()
+    page.wait_for_function("el => !el.querySelector('.feedback').hidden", arg=handle)
+    return article.locator(".feedback").inner_text()
+
+
+def answer_and_check(page, question_id: str, answer: Any) -> str:
+    fill_answer(page, question_id, answer)
+    return check(page, question_id)
+
+
+def status(page, question_id: str) -> str | None:
+    return question(page, question_id).get_attribute("data-status")
+
+
+def score(page) -> str:
+    return page.locator("[data-score]").inner_text()

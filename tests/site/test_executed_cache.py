@@ -1,0 +1,112 @@
+"""executed_notebook: a real kernel runs a notebook once; the cache serves it until its inputs change."""
+from __future__ import annotations
+
+import time
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from autograder.site import executed
+from autograder.site.executed import LessonExecutionError, cache_key, cached_path, executed_notebook
+
+
+def _notebook(path, *sources):
+    notebook = new_notebook(cells=[new_code_cell(s) for s in sources])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, path)
+    return path
+
+
+def _stdout(notebook) -> str:
+    return "".join(o.get("text", "") for c in notebook.cells for o in c.get("outputs", []) if o.output_type == "stream")
+
+
+def test_cache_location_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("TVM_COURSE_CACHE", str(tmp_path / "mine"))
+    assert executed.cache_dir() == tmp_path / "mine" / "executed"
+    monkeypatch.delenv("TVM_COURSE_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert executed.cache_dir() == tmp_path / "xdg" / "tvm-course" / "executed"
+
+
+def test_key_changes_with_the_notebook(tmp_path):
+    path = _notebook(tmp_path / "a.ipynb", "print(1)")
+    first = cache_key(path)
+    assert cache_key(path) == first
+    _notebook(path, "print(2)")
+    assert cache_key(path) != first
+
+
+def test_package_digest_covers_what_lessons_import_and_skips_the_site(tmp_path):
+    package = tmp_path / "autograder"
+    (package / "lessons").mkdir(parents=True)
+    (package / "site" / "static").mkdir(parents=True)
+    (package / "lessons" / "plots.py").write_text("WIDTH = 3\n")
+    (package / "site" / "build.py").write_text("X = 1\n")
+    (package / "site" / "static" / "site.css").write_text("body {}\n")
+    first = executed.package_source_digest(package)
+
+    (package / "site" / "build.py").write_text("X = 2\n")  # the site is not imported by lessons
+    (package / "site" / "static" / "site.css").write_text("body { color: red }\n")
+    (package / "lessons" / "__pycache__").mkdir()
+    (package / "lessons" / "__pycache__" / "plots.cpython-311.pyc").write_bytes(b"\0")
+    assert executed.package_source_digest(package) == first
+
+    (package / "lessons" / "plots.py").write_text("WIDTH = 4\n")
+    assert executed.package_source_digest(package) != first
+    (package / "lessons" / "plots.py").write_text("WIDTH = 3\n")
+    (package / "problems.yaml").write_text("a: 1\n")  # data files count too
+    assert executed.package_source_digest(package) != first
+
+
+def test_executes_once_then_serves_the_cache(use_cache, tmp_path):
+    path = _notebook(tmp_path / "stamp.ipynb", "import os, time\nprint('run', os.getcwd(), time.time_ns())")
+    started = time.monotonic()
+    first = executed_notebook(path)
+    first_seconds = time.monotonic() - started
+    assert "run " + str(tmp_path) in _stdout(first)  # a real kernel, running in the notebook's folder
+    assert first.metadata[executed.METADATA_KEY]["executed_seconds"] > 0
+    assert cached_path(path).is_file()
+
+    executed.clear_memory()  # as a new process would: from the file, not from memory
+    started = time.monotonic()
+    again = executed_notebook(path)
+    assert time.monotonic() - started < min(1.0, first_seconds)
+    assert _stdout(again) == _stdout(first)  # the same run (time_ns differs on every real run)
+
+    again.cells[0].outputs.clear()  # callers get copies
+    assert _stdout(executed_notebook(path)) == _stdout(first)
+
+    rerun = executed_notebook(path, refresh=True)
+    assert _stdout(rerun) != _stdout(first)
+
+
+def test_a_failing_cell_names_the_notebook_and_error_and_is_not_cached(use_cache, tmp_path):
+    path = _notebook(tmp_path / "broken.ipynb", "x = 1", "raise ValueError('the tile is too big')")
+    with pytest.raises(LessonExecutionError) as raised:
+        executed_notebook(path)
+    message = str(raised.value)
+    assert "broken.ipynb" in message and "ValueError" in message and "the tile is too big" in message
+    assert not cached_path(path).exists()
+
+
+def test_unknown_kernel_is_a_clear_error(use_cache, tmp_path):
+    path = _notebook(tmp_path / "k.ipynb", "print(1)")
+    with pytest.raises(LessonExecutionError, match="kernel 'no-such-kernel'.*kernelspec list"):
+        executed_notebook(path, kernel_name="no-such-kernel")
+
+
+def test_missing_notebook(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no notebook at"):
+        executed_notebook(tmp_path / "nope.ipynb")
+
+
+def test_a_damaged_cache_entry_is_executed_again(use_cache, tmp_path):
+    path = _notebook(tmp_path / "damaged.ipynb", "print('fresh')")
+    target = cached_path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("{not json", encoding="utf-8")
+    executed.clear_memory()
+    assert "fresh" in _stdout(executed_notebook(path))
+    assert nbformat.read(target, as_version=4).cells  # replaced by a good entry

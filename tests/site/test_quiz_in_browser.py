@@ -1,0 +1,206 @@
+"""The quiz on a built lesson page, in a real headless Chromium: every browser question type, right,
+wrong and unreadable answers, the running score, keyboard use, tampering, and no WebCrypto."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from autograder.quiz.key import answer_key
+from autograder.quiz.loading import load_instructor
+
+from quiz_browser import answer_and_check, check, current_order, fill_answer, order_items, question, score, status
+from site_test_course import TINY_QUIZ
+
+
+@pytest.fixture(scope="module")
+def key(tmp_path_factory):
+    path = tmp_path_factory.mktemp("key") / "tiny.yaml"
+    path.write_text(TINY_QUIZ, encoding="utf-8")
+    quiz, _ = load_instructor(path)
+    return answer_key(quiz)
+
+
+@pytest.fixture
+def lesson(page, tiny_site):
+    page.goto((tiny_site / "lessons" / "tiny.html").as_uri())
+    page.wait_for_function("document.querySelector('[data-score]').textContent.includes('/ 6 correct')")
+    return page
+
+
+def test_the_key_scores_full_marks_and_unlocks_each_explanation(lesson, key):
+    page = lesson
+    assert score(page) == "0 / 6 correct"
+    explanations = {"pick-one": "224 / 16 = 14 tiles.", "pick-many": "split and reorder both transform loops.",
+                    "tile-bytes": "16 x 16 x 4 = 1024 bytes.", "ratio": "About 2.56.", "verb": "It ranks them.",
+                    "steps": "Split, reorder, then move."}
+    for number, (question_id, explanation) in enumerate(explanations.items(), start=1):
+        feedback = answer_and_check(page, question_id, key[question_id])
+        assert feedback.startswith("✓ Correct."), (question_id, feedback)
+        assert explanation in feedback
+        assert status(page, question_id) == "correct"
+        assert score(page) == f"{number} / 6 correct"
+    assert page.errors == [] and page.remote_requests == []
+
+
+def test_wrong_answers_show_their_own_feedback_then_the_hint(lesson):
+    page = lesson
+    feedback = answer_and_check(page, "pick-one", "a")
+    assert feedback.startswith("✗ Not yet.") and "That is the tile width, not the number of tiles." in feedback
+    assert "224 / 16 = 14 tiles." not in feedback  # the explanation stays sealed
+    assert status(page, "pick-one") == "wrong"
+
+    feedback = answer_and_check(page, "pick-many", ["a", "b"])
+    assert "(b) ReLU is an operator, not a primitive." in feedback and "Primitives transform loops." in feedback
+
+    feedback = answer_and_check(page, "tile-bytes", 256)
+    assert "That counts values; each float32 takes 4 bytes." in feedback and "Values times bytes per value." in feedback
+
+    feedback = answer_and_check(page, "verb", "generates")
+    assert "Candidates come from the search, not the model." in feedback
+
+    feedback = answer_and_check(page, "steps", current_order(page, "steps"))  # as shown: never the answer
+    assert "You need the split loops before you can reorder them." in feedback
+    assert score(page) == "0 / 6 correct"
+    assert page.errors == []
+
+
+def test_answers_are_read_as_in_the_terminal(lesson):
+    page = lesson
+    for typed in ("1,024 bytes", " 1024 ", "1024BYTES", "1.024e3"):
+        assert answer_and_check(page, "tile-bytes", typed).startswith("✓ Correct."), typed
+    assert answer_and_check(page, "ratio", "2.58").startswith("✓ Correct.")  # within the tolerance
+    assert answer_and_check(page, "ratio", "2.7").startswith("✗ Not yet.")
+    for typed in ("  RANKS ", "Scores", "rank"):
+        assert answer_and_check(page, "verb", typed).startswith("✓ Correct."), typed
+
+    feedback = answer_and_check(page, "tile-bytes", "about a kilobyte")
+    assert "type a number (in bytes), e.g. 42 or 0.5; try again." in feedback
+    assert status(page, "tile-bytes") == "invalid"
+
+    question(page, "verb").locator("input[type=text]").fill("   ")
+    assert check(page, "verb") == "Answer first, then check."
+    assert check(page, "pick-many") == "Answer first, then check."
+    assert score(page) == "0 / 6 correct"  # the last check of each question counts, as in the notebook widget
+
+
+def test_a_changed_answer_changes_the_score(lesson, key):
+    page = lesson
+    answer_and_check(page, "pick-one", key["pick-one"])
+    assert score(page) == "1 / 6 correct"
+    answer_and_check(page, "pick-one", "c")
+    assert score(page) == "0 / 6 correct"
+
+
+def test_keyboard_alone_answers_and_checks(lesson, key):
+    page = lesson
+    text_input = question(page, "verb").locator("input[type=text]")
+    text_input.focus()
+    page.keyboard.type("ranks")
+    page.keyboard.press("Enter")  # submits the question's form
+    page.wait_for_function("() => document.querySelector('[data-question-id=verb]').dataset.status === 'correct'")
+
+    order_items(page, "steps", key["steps"])  # Move up buttons, pressed with Enter
+    assert current_order(page, "steps") == key["steps"]
+    assert "now" in question(page, "steps").locator(".ordering-status").inner_text()
+    button = question(page, "steps").locator("button[type=submit]")
+    button.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('[data-question-id=steps]').dataset.status === 'correct'")
+
+    radio = question(page, "pick-one").locator("input[type=radio]").first
+    radio.focus()
+    page.keyboard.press("ArrowDown")  # moves to and selects b, as radio groups do
+    assert question(page, "pick-one").locator("input:checked").get_attribute("value") == key["pick-one"]
+    assert score(page) == "2 / 6 correct"
+
+
+def test_focus_is_visible(lesson):
+    page = lesson
+    question(page, "verb").locator("input[type=text]").focus()
+    page.keyboard.press("Tab")  # to the Check button, by keyboard: :focus-visible applies
+    focused = page.evaluate("(() => { const s = getComputedStyle(document.activeElement);"
+                            " return [document.activeElement.className, s.outlineStyle, s.outlineWidth]; })()")
+    assert focused[0] == "check-button" and focused[1] != "none" and focused[2] != "0px"
+
+
+def test_code_questions_are_checked_locally_and_not_scored(lesson, tiny_site):
+    from autograder.quiz import load
+
+    page = lesson
+    article = question(page, "write-it")
+    assert article.locator("button[type=submit]").count() == 0
+    text = article.inner_text()
+    assert "tvm-course grade-schedule tile-fused-conv my_schedule.py" in text
+    assert "tvm-course quiz check tiny.released.yaml answers.yaml" in text
+    assert not article.locator("details.explanation p").is_visible()  # behind a disclosure
+    article.locator("details.explanation summary").click()
+    assert "Split is where tiling starts." in article.locator("details.explanation").inner_text()
+    href = article.locator("a[download]").get_attribute("href")
+    assert href == "../quizzes/tiny.released.yaml"
+    released = load(tiny_site / "lessons" / href)  # what `tvm-course quiz check` will read
+    assert released.kind == "released" and not released.errors
+    assert [q.id for q in released.released.questions][-1] == "write-it"
+
+
+def test_a_question_changed_after_release_is_shown_but_not_scored(page, tiny_site, tmp_path):
+    from conftest import copy_site
+
+    site = copy_site(tiny_site, tmp_path / "tampered")
+    lesson = site / "lessons" / "tiny.html"
+    html = lesson.read_text(encoding="utf-8")
+    assert html.count("How many 16-wide tiles cover 224 pixels?") == 2  # the form and the embedded JSON
+    tampered = re.sub(r'("prompt":")How many 16-wide tiles', r"\1How many 8-wide tiles", html)
+    lesson.write_text(tampered, encoding="utf-8")
+    page.goto(lesson.as_uri())
+    page.wait_for_function("document.querySelector('[data-score]').textContent === '0 / 5 correct'")
+    article = question(page, "pick-one")
+    assert "changed after the quiz was released" in article.inner_text()
+    assert article.locator("button[type=submit]").is_disabled()
+    assert page.locator("[data-quiz-notice]").is_hidden()  # the header (title, salt, question list) is intact
+
+    retitled = re.sub(r'("title":")Check yourself: a tiny lesson', r"\1Check yourself: a renamed lesson", html)
+    lesson.write_text(retitled, encoding="utf-8")
+    page.goto(lesson.as_uri())
+    page.locator("[data-quiz-notice]").wait_for(state="visible")
+    assert "changed after it was released" in page.locator("[data-quiz-notice]").inner_text()
+    assert score(page) == "0 / 6 correct"
+
+
+def test_without_webcrypto_the_page_says_why_it_cannot_check(browser, tiny_site):
+    context = browser.new_context()
+    context.add_init_script("Object.defineProperty(Crypto.prototype, 'subtle', {get: () => undefined});")
+    page = context.new_page()
+    page.goto((tiny_site / "lessons" / "tiny.html").as_uri())
+    notice = page.locator("[data-quiz-notice]")
+    notice.wait_for(state="visible")
+    assert "no WebCrypto" in notice.inner_text() and "tvm-course site serve" in notice.inner_text()
+    assert page.locator("section.quiz button[type=submit]").first.is_disabled()
+    context.close()
+
+
+def test_map_links_to_the_lesson_and_back(page, tiny_site):
+    page.goto((tiny_site / "index.html").as_uri())
+    assert page.locator("h1").inner_text() == "A tiny course"
+    page.get_by_role("link", name="A tiny lesson").click()
+    page.wait_for_url("**/lessons/tiny.html")
+    assert page.locator("section.quiz h2").inner_text() == "Check yourself"
+    page.get_by_role("link", name="← back to the map").last.click()
+    page.wait_for_url("**/index.html")
+    page.get_by_role("link", name=re.compile("Check yourself")).click()
+    page.wait_for_url("**/lessons/tiny.html#check-yourself")
+    assert page.errors == [] and page.remote_requests == []
+
+
+@pytest.mark.parametrize("width", [320, 390, 768])
+def test_phone_and_tablet_widths_need_no_sideways_scrolling(browser, tiny_site, width):
+    context = browser.new_context(viewport={"width": width, "height": 800}, is_mobile=width < 700, has_touch=True)
+    page = context.new_page()
+    for name in ("index.html", "lessons/tiny.html"):
+        page.goto((tiny_site / name).as_uri())
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, name
+    # Choices are comfortable to tap.
+    heights = question(page, "pick-one").locator("label.choice").evaluate_all(
+        "labels => labels.map(l => l.getBoundingClientRect().height)")
+    assert min(heights) >= 44
+    context.close()

@@ -1,0 +1,136 @@
+"""build_site on a tiny course: the pages, the assets, links that resolve, nothing remote, the cache
+reused on a rebuild, and failures that leave the previous site alone."""
+from __future__ import annotations
+
+import re
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell
+
+from autograder.site.build import MARKER, OutputFolderError, SiteBuildError, build_site
+from autograder.site.executed import LessonExecutionError
+
+from site_test_course import write_tiny_course
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        for name in ("href", "src"):
+            if attrs.get(name):
+                self.urls.append(attrs[name])
+
+
+def _parse(path: Path) -> _Links:
+    links = _Links()
+    links.feed(path.read_text(encoding="utf-8"))
+    return links
+
+
+def test_the_site_has_a_map_a_lesson_page_the_released_quiz_and_assets(tiny_site):
+    files = sorted(p.relative_to(tiny_site).as_posix() for p in tiny_site.rglob("*") if p.is_file())
+    assert files == [MARKER, "assets/quiz-hashing.js", "assets/quiz.js", "assets/site.css", "index.html",
+                     "lessons/tiny.html", "quizzes/tiny.released.yaml"]
+    assert ".highlight" in (tiny_site / "assets" / "site.css").read_text()  # Pygments colours appended
+    lesson = (tiny_site / "lessons" / "tiny.html").read_text(encoding="utf-8")
+    assert lesson.count("← back to the map") == 2
+    assert "tiles per axis: 14" in lesson and "data:image/png;base64," in lesson
+    assert 'id="check-yourself"' in lesson
+
+
+def test_every_page_is_a_complete_responsive_document(tiny_site):
+    for page in ("index.html", "lessons/tiny.html"):
+        html = (tiny_site / page).read_text(encoding="utf-8")
+        assert html.startswith("<!DOCTYPE html>") and '<html lang="en">' in html
+        assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
+        assert re.search(r"<title>[^<]+</title>", html)
+        assert '<main id="main"' in html and 'class="skip-link" href="#main"' in html
+
+
+def test_links_resolve_inside_the_site_and_nothing_is_remote(tiny_site):
+    for page in tiny_site.rglob("*.html"):
+        links = _parse(page)
+        for url in links.urls:
+            parts = urlsplit(url)
+            assert parts.scheme in ("", "data"), f"{page.name} links outside the site: {url}"
+            if parts.scheme == "data":
+                continue
+            if parts.path:
+                target = (page.parent / unquote(parts.path)).resolve()
+                assert target.is_file(), f"{page.name}: {url} does not resolve"
+                assert tiny_site.resolve() in target.parents
+            else:
+                target = page
+            if parts.fragment:
+                assert parts.fragment in _parse(target).ids, f"{page.name}: no #{parts.fragment} in {target.name}"
+    for asset in (tiny_site / "assets").iterdir():
+        assert not re.search(r"https?://(?!www\.w3\.org)", asset.read_text(encoding="utf-8")), asset.name
+
+
+def test_a_rebuild_reuses_the_executed_lesson(use_cache, tiny_course, tiny_site, tmp_path):
+    started = time.monotonic()
+    report = build_site(tmp_path / "again", tiny_course)
+    assert report.executed == [] and report.from_cache == ["lessons/tiny.ipynb"]
+    assert time.monotonic() - started < 10
+    assert report.pages == ["index.html", "lessons/tiny.html"]
+    assert (report.out / "lessons" / "tiny.html").read_text(encoding="utf-8").count("tiles per axis: 14") == 1
+
+
+def test_rebuilding_replaces_the_previous_site(use_cache, tiny_course, tmp_path):
+    out = tmp_path / "site"
+    build_site(out, tiny_course)
+    (out / "stale.html").write_text("from an old build")
+    build_site(out, tiny_course)
+    assert not (out / "stale.html").exists() and (out / "index.html").is_file()
+    assert [p.name for p in tmp_path.iterdir()] == ["site"]  # no staging or old folders left behind
+
+
+def test_refuses_to_replace_a_folder_it_did_not_build(use_cache, tiny_course, tmp_path):
+    out = tmp_path / "my-notes"
+    out.mkdir()
+    (out / "thesis.tex").write_text("precious")
+    with pytest.raises(OutputFolderError, match="not a site built by tvm-course"):
+        build_site(out, tiny_course)
+    assert (out / "thesis.tex").read_text() == "precious"
+
+
+def test_a_lesson_that_fails_leaves_the_previous_site_alone(use_cache, tmp_path):
+    syllabus = write_tiny_course(tmp_path / "course-root")
+    out = tmp_path / "site"
+    build_site(out, syllabus)
+    before = (out / "lessons" / "tiny.html").read_text(encoding="utf-8")
+    notebook_path = tmp_path / "course-root" / "lessons" / "tiny.ipynb"
+    notebook = nbformat.read(notebook_path, as_version=4)
+    notebook.cells.append(new_code_cell("raise RuntimeError('the lesson broke')"))
+    nbformat.write(notebook, notebook_path)
+    with pytest.raises(LessonExecutionError, match="tiny.ipynb.*the lesson broke"):
+        build_site(out, syllabus)
+    assert (out / "lessons" / "tiny.html").read_text(encoding="utf-8") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["course-root", "site"]
+
+
+def test_a_course_map_with_a_missing_file_is_refused(use_cache, tmp_path):
+    syllabus = write_tiny_course(tmp_path / "course-root")
+    (tmp_path / "course-root" / "quizzes" / "tiny.yaml").unlink()
+    with pytest.raises(SiteBuildError, match="quizzes/tiny.yaml does not exist"):
+        build_site(tmp_path / "site", syllabus)
+    assert not (tmp_path / "site").exists()
+
+
+def test_an_unreadable_course_map_is_refused(tmp_path):
+    (tmp_path / "course").mkdir()
+    (tmp_path / "course" / "syllabus.yaml").write_text("units: [")
+    with pytest.raises(SiteBuildError, match="cannot read the course map"):
+        build_site(tmp_path / "site", tmp_path / "course" / "syllabus.yaml")
