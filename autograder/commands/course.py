@@ -1,0 +1,124 @@
+"""`tvm-course grade` and `bench-grading`: the instructor's grading run over an nbgrader course."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+
+from ..config import GraderConfig
+
+EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def default_workers() -> int:
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+def add_grader_overrides(parser: argparse.ArgumentParser) -> None:
+    """GraderConfig fields as options that override the course's TrustedGrader.settings only when given."""
+    group = parser.add_argument_group("trusted grader settings (default: the course's nbgrader_config.py, then GraderConfig)")
+    group.add_argument("--rpc", metavar="HOST:PORT", default=argparse.SUPPRESS, help="measure on devices behind this TVM RPC tracker")
+    group.add_argument("--key", default=argparse.SUPPRESS, help="the device key to request from the tracker")
+    for name, default, help_text in GraderConfig.describe():
+        if name in ("rpc_tracker", "rpc_key"):
+            continue
+        flag = "--" + name.replace("_", "-")
+        if isinstance(default, bool):
+            group.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help_text)
+        else:
+            kind = float if isinstance(default, float) else int if isinstance(default, int) else str
+            group.add_argument(flag, dest=name, type=kind, default=argparse.SUPPRESS, help=f"{help_text} (GraderConfig default: {default})")
+
+
+def grader_overrides(args: argparse.Namespace) -> dict:
+    settings = {f.name: getattr(args, f.name) for f in dataclasses.fields(GraderConfig) if hasattr(args, f.name)}
+    if hasattr(args, "rpc"):
+        settings["rpc_tracker"] = args.rpc
+    if hasattr(args, "key"):
+        settings["rpc_key"] = args.key
+    return settings
+
+
+def grade(args: argparse.Namespace) -> int:
+    from ..course.course_dir import CourseError
+    from ..course.grading_run import GradingOptions, grade_assignment
+    from ..course.summary import format_table
+    from ..course.workers import WorkersUnusable
+
+    if args.workers < 1:
+        print("tvm-course grade: --workers must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    options = GradingOptions(
+        assignment=args.assignment,
+        course=args.course,
+        workers=args.workers,
+        students=args.students,
+        force=args.force,
+        feedback=args.feedback,
+        cell_timeout=args.cell_timeout,
+        submission_timeout_s=args.submission_timeout,
+        grader_settings=grader_overrides(args),
+        csv_path=args.csv,
+    )
+    try:
+        report = grade_assignment(options)
+    except (CourseError, WorkersUnusable, ValueError) as error:
+        print(f"tvm-course grade: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(format_table(report.rows))
+    print()
+    print(f"{len(report.graded)} graded, {len(report.skipped)} unchanged, {len(report.failures)} failed, in {report.seconds:.1f} s")
+    print(f"grades: {report.csv_path}")
+    if report.feedback_dir is not None:
+        print(f"feedback (HTML, hidden tests left out): {report.feedback_dir}")
+    for student, why in sorted(report.failures.items()):
+        print(f"\n{student}: grading failed:\n{why}", file=sys.stderr)
+    return EXIT_SOME_FAILED if report.failures else EXIT_OK
+
+
+def bench_grading(args: argparse.Namespace) -> int:
+    from ..course.benchmark import run_benchmark
+    from ..course.course_dir import CourseError
+
+    try:
+        run_benchmark(args.copies, args.workers, samples=args.samples.split(",") if args.samples else None, course=args.course)
+    except CourseError as error:
+        print(f"tvm-course bench-grading: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def register(subparsers) -> None:
+    run = subparsers.add_parser(
+        "grade",
+        help="autograde every submission of an assignment (trusted re-grade, feedback, CSV, table)",
+        description=(
+            "Autograde the collected submissions of ASSIGNMENT in parallel with nbgrader, scoring the test "
+            "cells from a sandboxed re-grade of the answer cells (not from the student's kernel); write "
+            "feedback without hidden test code, a CSV of every submission, and print a table. Submissions "
+            "already graded and unchanged are skipped unless --force."
+        ),
+    )
+    run.add_argument("assignment", metavar="ASSIGNMENT")
+    run.add_argument("--course", metavar="DIR", help="the nbgrader course root (default: . if it holds nbgrader_config.py, else ./course)")
+    run.add_argument("--workers", type=int, default=default_workers(), help="submissions graded at once (default: %(default)s, half the cores)")
+    run.add_argument("--student", dest="students", action="append", metavar="ID", help="grade only this student's submission (repeatable)")
+    run.add_argument("--force", action="store_true", help="regrade submissions that are already graded")
+    run.add_argument("--no-feedback", dest="feedback", action="store_false", help="do not write feedback HTML")
+    run.add_argument("--csv", metavar="PATH", help="where to write the grades (default: COURSE/ASSIGNMENT-grades.csv)")
+    run.add_argument("--cell-timeout", type=float, metavar="S", help="seconds a notebook cell may run (default: the course's Execute.timeout)")
+    run.add_argument("--submission-timeout", type=float, default=900.0, metavar="S", help="seconds one whole submission may take before it is stopped (default: %(default)s)")
+    add_grader_overrides(run)
+    run.set_defaults(handler=grade)
+
+    bench = subparsers.add_parser(
+        "bench-grading",
+        help="time the grading run on copies of the bundled samples, serially and in parallel",
+        description="Hand in COPIES submissions cycling through course/samples/tiling in a scratch copy of the course, grade them with one worker, then again with --workers, and print the wall time per submission of each.",
+    )
+    bench.add_argument("--copies", type=int, default=20, help="submissions to grade (default: %(default)s)")
+    bench.add_argument("--workers", type=int, default=2, help="workers of the parallel run (default: %(default)s)")
+    bench.add_argument("--samples", help="comma-separated sample names (default: every sample that is not expected to time out)")
+    bench.add_argument("--course", metavar="DIR", help="course root to copy (default: the bundled course/)")
+    bench.set_defaults(handler=bench_grading)

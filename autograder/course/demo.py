@@ -1,0 +1,65 @@
+"""The instructor's whole job on the bundled samples: what `make demo` shows after the examples.
+
+In a scratch copy of the course (so nothing generated lands in the repository): release each
+assignment, hand in its samples as students would, grade them with `tvm-course grade`'s
+code, and show the table, the CSV and the feedback, with each sample's expected score beside
+the one it got. Limits are shorter than a real run's so that the hanging sample costs seconds.
+"""
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import TextIO
+
+from .grading_run import GradingOptions, grade_assignment
+from .samples import Sample
+from .scratch_course import BUNDLED_COURSE, copy_course, release_assignment, release_leaks, submit_samples
+from .summary import Row, format_table
+
+DEMO_ASSIGNMENTS = ("tiling", "gpu-tiling")
+DEMO_DIR = Path(tempfile.gettempdir()) / "tvm-course-demo"
+DEMO_CELL_TIMEOUT_S = 15
+DEMO_SETTINGS = {"student_timeout_s": 5.0, "timing_rounds": 7}
+
+
+def run_instructor_demo(workers: int = 2, out: TextIO = sys.stdout) -> int:
+    root = copy_course(BUNDLED_COURSE, DEMO_DIR)
+    print(f"The instructor's job on the bundled samples, in a scratch copy of the course: {root}", file=out)
+    print(
+        f"(demo limits: {DEMO_CELL_TIMEOUT_S} s a notebook cell, {DEMO_SETTINGS['student_timeout_s']:g} s for schedule(), "
+        f"{DEMO_SETTINGS['timing_rounds']} timing rounds; a real run uses the course's nbgrader_config.py)",
+        file=out,
+    )
+    surprises = 0
+    for assignment in DEMO_ASSIGNMENTS:
+        print(f"\n== {assignment}", file=out)
+        release = release_assignment(root, assignment)
+        leaks = release_leaks(release)
+        print(f"released {release}: " + ("solutions and hidden tests removed" if not leaks else f"LEAKS {leaks}"), file=out)
+        submitted = submit_samples(root, assignment)
+        print(f"handed in {len(submitted)} samples (course/samples/{assignment}/):", file=out)
+        for student, sample in submitted.items():
+            print(f"  {student:<8} {sample.about}", file=out)
+        print(f"\n$ tvm-course grade {assignment} --workers {workers}", file=out, flush=True)
+        report = grade_assignment(
+            GradingOptions(assignment, course=root, workers=workers, cell_timeout=DEMO_CELL_TIMEOUT_S, grader_settings=dict(DEMO_SETTINGS))
+        )
+        print(format_table(report.rows), file=out)
+        wrong = [_surprise(row, submitted[row.student]) for row in report.rows]
+        wrong = [w for w in wrong if w] + [f"{s}: grading failed: {why.splitlines()[0]}" for s, why in report.failures.items()]
+        surprises += len(wrong) + len(leaks)
+        print("every sample scored as its file says it should" if not wrong else "\n".join(["NOT as expected:", *wrong]), file=out)
+        print(f"grades: {report.csv_path}\nfeedback: {report.feedback_dir}/STUDENT/{assignment}/{assignment}.html", file=out)
+    return 0 if surprises == 0 else 1
+
+
+def _surprise(row: Row, sample: Sample) -> str:
+    wrong = [
+        f"{grade_id} got {row.parts.get(grade_id)}, expected {low if low == high else f'{low}-{high}'}"
+        for grade_id, (low, high) in sample.expected.items()
+        if not sample.expects(grade_id, row.parts.get(grade_id))
+    ]
+    if sample.expected_status and row.status != sample.expected_status:
+        wrong.append(f"status {row.status}, expected {sample.expected_status}")
+    return f"{row.student}: {'; '.join(wrong)}" if wrong else ""

@@ -1,0 +1,190 @@
+"""`tvm-course grade ASSIGNMENT`: the instructor's whole grading run.
+
+    find the submissions that need grading (all of them with force)
+    ─► autograde each in a worker process, against its own copy of the gradebook
+       (nbgrader + the trusted re-grade; feedback without hidden tests)
+    ─► merge each finished submission into the course's gradebook, here, one at a time
+    ─► check that no submission was modified, then a table and a CSV of every submission
+
+Running it again grades only what is new (or everything with force), updating the same
+gradebook rows: the table and the CSV always cover every submission of the assignment.
+"""
+from __future__ import annotations
+
+import socket
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from nbgrader.api import Gradebook, MissingEntry
+
+from ..nbgrader_ext.plan import PlanError, load_plan
+from ..problems import get_problem
+from .course_dir import CourseError, course_directory, find_course_root, load_course_config
+from .gradebook_sync import copy_gradebook, merge_submission, sqlite_path, sqlite_url
+from .submissions import fingerprint, find_submissions, needs_grading
+from .summary import Row, collect_rows, write_csv
+from .workers import Job, JobOutcome, WorkerSetup, run_jobs
+
+
+@dataclass
+class GradingOptions:
+    assignment: str
+    course: str | Path | None = None
+    workers: int = 1
+    students: list[str] | None = None  # only these (default: every submission)
+    force: bool = False
+    feedback: bool = True
+    cell_timeout: float | None = None  # overrides the course's Execute.timeout
+    submission_timeout_s: float = 900.0  # a whole submission, kernel and trusted grading together
+    grader_settings: dict = field(default_factory=dict)  # GraderConfig fields (rpc_tracker, timing_rounds, ...)
+    csv_path: Path | None = None  # default: COURSE/ASSIGNMENT-grades.csv
+    progress: TextIO | None = sys.stderr
+
+
+@dataclass
+class RunReport:
+    course_root: Path
+    rows: list[Row]
+    graded: list[str]  # graded in this run
+    skipped: list[str]  # already graded and unchanged
+    failures: dict[str, str]  # student -> why grading failed
+    csv_path: Path
+    feedback_dir: Path | None
+    seconds: float
+    warnings: list[str] = field(default_factory=list)
+
+
+def grade_assignment(options: GradingOptions) -> RunReport:
+    started = time.monotonic()
+    root = find_course_root(options.course)
+    config = load_course_config(root, cell_timeout=options.cell_timeout, grader_settings=options.grader_settings)
+    coursedir = course_directory(config)
+    main_url = coursedir.db_url
+    warnings = _check_assignment(coursedir, options.assignment, main_url, dict(config.TrustedGrader.get("settings", {})))
+    submissions = find_submissions(coursedir, options.assignment)
+    if not submissions:
+        where = coursedir.format_path(coursedir.submitted_directory, "*", options.assignment)
+        raise CourseError(f"no submissions of {options.assignment!r} in {where}: collect them first (nbgrader collect)")
+    unknown = sorted(set(options.students or []) - {s.student for s in submissions})
+    if unknown:
+        raise CourseError(f"no submission of {options.assignment!r} from {', '.join(unknown)}")
+    chosen = [s for s in submissions if not options.students or s.student in options.students]
+    todo = [s for s in chosen if options.force or needs_grading(coursedir, options.assignment, s)]
+    skipped = [s.student for s in chosen if s not in todo]
+    say = _Progress(options.progress, len(todo))
+    say.line(
+        f"Grading {len(todo)} submission(s) of {options.assignment} with {options.workers} worker(s)"
+        + (f"; {len(skipped)} already graded and unchanged (--force regrades them)" if skipped else "")
+    )
+    for warning in warnings:
+        say.line(f"warning: {warning}")
+
+    failures: dict[str, str] = {}
+    before = {s.student: fingerprint(s.directory) for s in todo}
+    with tempfile.TemporaryDirectory(prefix="tvm-course-grading-") as scratch:
+        def hand_out(job: Job) -> None:
+            copy_gradebook(sqlite_path(main_url), job.gradebook)
+
+        def finished(outcome: JobOutcome) -> None:
+            if outcome.ok:
+                try:
+                    merge_submission(main_url, sqlite_url(Path(scratch) / f"{outcome.student}.db"), options.assignment, outcome.student, coursedir.course_id)
+                except Exception as error:  # a broken merge loses this submission's grades, not the run
+                    failures[outcome.student] = f"could not record the grades: {error.__class__.__name__}: {error}"
+            else:
+                failures[outcome.student] = outcome.error
+            row = collect_rows(coursedir, options.assignment, [outcome.student], failures)[0]
+            say.done(outcome, row, failures.get(outcome.student))
+
+        setup = WorkerSetup(root, options.assignment, options.cell_timeout, dict(options.grader_settings), options.feedback)
+        jobs = [Job(s.student, Path(scratch) / f"{s.student}.db") for s in todo]
+        if jobs:
+            run_jobs(setup, jobs, options.workers, options.submission_timeout_s, hand_out, finished)
+
+    for submission in todo:
+        if fingerprint(submission.directory) != before[submission.student]:
+            failures[submission.student] = "the submission's files changed while it was graded: grade it again"
+    students = [s.student for s in submissions]
+    rows = collect_rows(coursedir, options.assignment, students, failures)
+    csv_path = options.csv_path or root / f"{options.assignment}-grades.csv"
+    write_csv(rows, csv_path)
+    feedback = Path(coursedir.format_path(coursedir.feedback_directory, ".", ".")) if options.feedback else None
+    return RunReport(root, rows, [s.student for s in todo], skipped, failures, csv_path, feedback, time.monotonic() - started, warnings)
+
+
+def _check_assignment(coursedir, assignment: str, main_url: str, settings: dict) -> list[str]:
+    """Fail early, with what to do, on what would otherwise fail once per submission."""
+    if settings.get("rpc_tracker"):
+        _check_tracker(settings["rpc_tracker"], settings.get("rpc_key"))
+    release_first = f"release it first (`nbgrader generate_assignment {assignment}` in {coursedir.root})"
+    if not sqlite_path(main_url).exists():  # opening a gradebook would create an empty one
+        raise CourseError(f"there is no gradebook at {sqlite_path(main_url)}: {release_first}")
+    try:
+        with Gradebook(main_url, coursedir.course_id) as gradebook:
+            notebooks = [n.name for n in gradebook.find_assignment(assignment).notebooks]
+    except MissingEntry:
+        raise CourseError(f"{assignment!r} is not in the gradebook: {release_first}") from None
+    warnings = []
+    source = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
+    for name in notebooks:
+        try:
+            plan = load_plan(source / f"{name}.ipynb")
+        except PlanError as error:
+            raise CourseError(str(error)) from None
+        for answer in plan.answers.values():
+            if answer.kind == "schedule" and get_problem(answer.name).target == "cuda" and not settings.get("rpc_tracker"):
+                from ..runners import gpu_present
+
+                if not gpu_present():
+                    warnings.append(
+                        f"{answer.name} runs on a GPU and there is none here: correctness and speed stay pending "
+                        "(needs manual grading) until graded on a GPU host or with --rpc HOST:PORT --key KEY"
+                    )
+    return warnings
+
+
+def _check_tracker(tracker: str, key: str | None) -> None:
+    """The tracker answers and knows the key: better said once here than once per submission."""
+    host, _, port = tracker.rpartition(":")
+    if not host or not port.isdigit():
+        raise CourseError(f"--rpc wants HOST:PORT, got {tracker!r}")
+    if not key:
+        raise CourseError("--rpc needs --key: the device key to request from the tracker")
+    try:  # TVM itself retries an unreachable tracker for a minute
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as error:
+        raise CourseError(f"cannot reach the RPC tracker at {tracker}: {error}") from None
+    from tvm import rpc
+
+    try:
+        summary = rpc.connect_tracker(host, int(port)).summary()
+    except Exception as error:
+        raise CourseError(f"cannot reach the RPC tracker at {tracker}: {str(error).strip().splitlines()[-1]}") from None
+    if key not in summary.get("queue_info", {}):
+        known = ", ".join(sorted(summary.get("queue_info", {}))) or "none"
+        raise CourseError(f"the RPC tracker at {tracker} has no device with key {key!r} (keys: {known})")
+
+
+class _Progress:
+    def __init__(self, stream: TextIO | None, total: int):
+        self.stream, self.total, self.count, self.started = stream, total, 0, time.monotonic()
+
+    def line(self, text: str) -> None:
+        if self.stream is not None:
+            print(text, file=self.stream, flush=True)
+
+    def done(self, outcome: JobOutcome, row: Row, failure: str | None) -> None:
+        self.count += 1
+        elapsed = time.monotonic() - self.started
+        left = elapsed / self.count * (self.total - self.count)
+        if failure is None:
+            score = "pending" if row.score is None else f"{row.score:g}/{row.max_score:g}"
+            verdict = f"{score} {row.status}" + (f" {row.speedup:.2f}x" if row.speedup is not None else "")
+        else:
+            verdict = "FAILED: " + failure.strip().splitlines()[0][:100]
+        eta = f", about {left:.0f} s left" if self.count < self.total else ""
+        self.line(f"[{self.count:>{len(str(self.total))}}/{self.total}] {outcome.student}: {verdict} ({outcome.seconds:.1f} s{eta})")

@@ -1,0 +1,70 @@
+"""A working copy of the course, for the demo, the benchmark and the tests.
+
+Copies the course's own files (config, source notebooks, samples) and none of nbgrader's
+generated folders, so nothing the demo or a test generates lands in the repository; then
+releases assignments and hands in samples there as students would.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from .course_dir import CONFIG_FILE, CourseError, course_directory, load_course_config
+from .samples import Sample, load_samples, submit
+
+GENERATED = ("release", "submitted", "autograded", "feedback", "gradebook.db", "*.csv", "*.log", ".nbgrader.log", "__pycache__")
+# The course in this repository: autograder/course/ -> repository root -> course/
+BUNDLED_COURSE = Path(__file__).resolve().parents[2] / "course"
+
+
+def copy_course(source: Path, destination: Path) -> Path:
+    """Copy a course root without its generated output; `destination` is replaced."""
+    if not (Path(source) / CONFIG_FILE).is_file():
+        raise CourseError(f"{source} is not a course root (no {CONFIG_FILE})")
+    if destination.exists():
+        shutil.rmtree(destination)
+    shutil.copytree(source, destination, ignore=shutil.ignore_patterns(*GENERATED))
+    return destination
+
+
+def release_assignment(root: Path, assignment: str) -> Path:
+    """`nbgrader generate_assignment ASSIGNMENT --force`, through nbgrader's API."""
+    from nbgrader.apps.api import NbGraderAPI
+
+    config = load_course_config(root)
+    coursedir = course_directory(config)
+    outcome = NbGraderAPI(coursedir=coursedir, config=config).generate_assignment(assignment, force=True, create=True)
+    if not outcome.get("success"):
+        raise CourseError(f"releasing {assignment} failed:\n{(outcome.get('error') or outcome.get('log') or '')[-2000:]}")
+    return Path(coursedir.format_path(coursedir.release_directory, ".", assignment))
+
+
+def submit_samples(root: Path, assignment: str, total: int | None = None, only: list[str] | None = None) -> dict[str, Sample]:
+    """Hand in the assignment's samples, `total` submissions in all (cycling through them: STUDENT,
+    then STUDENT-2, ...); returns student -> sample."""
+    coursedir = course_directory(load_course_config(root))
+    samples = [s for s in load_samples(root, assignment) if not only or s.student in only]
+    missing = sorted(set(only or []) - {s.student for s in samples})
+    if missing or not samples:
+        raise CourseError(f"no sample named {', '.join(missing) or 'at all'} for {assignment}")
+    submitted = {}
+    for index in range(total if total is not None else len(samples)):
+        sample, round_ = samples[index % len(samples)], index // len(samples) + 1
+        student = sample.student if round_ == 1 else f"{sample.student}-{round_}"
+        submit(coursedir, sample, student)
+        submitted[student] = sample
+    return submitted
+
+
+LEAK_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+
+
+def release_leaks(release: Path) -> list[str]:
+    """Solution or hidden-test markers left in a released assignment (there should be none)."""
+    import nbformat
+
+    leaks = []
+    for path in sorted(Path(release).glob("*.ipynb")):
+        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            leaks += [f"{path.name} cell {index}: {marker}" for marker in LEAK_MARKERS if marker in cell.source]
+    return leaks

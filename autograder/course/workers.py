@@ -1,0 +1,198 @@
+"""Worker processes that autograde submissions, one at a time each, against their own gradebook.
+
+A worker imports nbgrader once (a few seconds) and then takes jobs over a pipe: autograde one
+submission with `NbGraderAPI` and write its feedback, using the gradebook copy the job names.
+The pool gives each job a deadline; a worker that misses it, or dies, is killed with every
+process under it (the student's kernel, the grading sandboxes) and replaced, and the job is
+reported as failed: the other submissions carry on.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing.connection import wait
+from pathlib import Path
+from typing import Callable
+
+import psutil
+
+LOG_TAIL_CHARS = 3000
+
+
+@dataclass(frozen=True)
+class Job:
+    student: str
+    gradebook: Path  # this job's own copy of the gradebook
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    student: str
+    ok: bool
+    seconds: float
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class WorkerFailed:
+    """A worker could not start (nbgrader or the course config does not load)."""
+
+    reason: str
+
+
+class WorkersUnusable(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class WorkerSetup:
+    """What every job of a run shares: picklable, sent to each worker once."""
+
+    course_root: Path
+    assignment: str
+    cell_timeout: float | None
+    grader_settings: dict
+    feedback: bool
+
+
+def grade_submission(api_for, setup: WorkerSetup, job: Job) -> JobOutcome:
+    """Autograde (and write feedback for) one submission; nbgrader's errors become the outcome."""
+    started = time.monotonic()
+    api = api_for(job.gradebook)
+    steps = [("autograde", lambda: api.autograde(setup.assignment, job.student, force=True, create=True))]
+    if setup.feedback:
+        steps.append(("feedback", lambda: api.generate_feedback(setup.assignment, job.student, force=True)))
+    for name, step in steps:
+        outcome = step()
+        if not outcome.get("success"):
+            detail = (outcome.get("error") or outcome.get("log") or "no log")[-LOG_TAIL_CHARS:]
+            return JobOutcome(job.student, False, time.monotonic() - started, f"nbgrader {name} failed:\n{detail}")
+    return JobOutcome(job.student, True, time.monotonic() - started)
+
+
+def _worker_main(connection, setup: WorkerSetup) -> None:
+    os.setsid()  # Ctrl-C reaches the grading run, which stops the workers itself
+    # nbgrader's log comes back in each job's outcome; what the kernels print to the terminal
+    # (ipykernel's start-up warnings) would only bury the progress lines.
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 1)
+    os.dup2(quiet, 2)
+    try:
+        from nbgrader.apps.api import NbGraderAPI
+
+        from .course_dir import course_directory, load_course_config
+        from .gradebook_sync import sqlite_url
+
+        load_course_config(setup.course_root)
+    except Exception as error:
+        connection.send(WorkerFailed(f"{error.__class__.__name__}: {error}"))
+        return
+
+    def api_for(gradebook: Path):
+        config = load_course_config(setup.course_root, cell_timeout=setup.cell_timeout, grader_settings=setup.grader_settings)
+        config.CourseDirectory.db_url = sqlite_url(gradebook)
+        return NbGraderAPI(coursedir=course_directory(config), config=config)
+
+    connection.send("ready")
+    while True:
+        try:
+            job = connection.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            outcome = grade_submission(api_for, setup, job)
+        except Exception as error:  # our bug or nbgrader's: report it against this job, keep serving
+            outcome = JobOutcome(job.student, False, 0.0, f"the grading process failed: {error.__class__.__name__}: {error}")
+        connection.send(outcome)
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL a process and everything it started (kernels and sandboxes run in other sessions)."""
+    try:
+        root = psutil.Process(pid)
+        processes = root.children(recursive=True) + [root]
+    except psutil.Error:
+        return
+    for process in processes:
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(processes, timeout=5)
+
+
+class _Worker:
+    def __init__(self, context, setup: WorkerSetup):
+        self.connection, child_end = context.Pipe()
+        self.process = context.Process(target=_worker_main, args=(child_end, setup), daemon=True)
+        self.process.start()
+        child_end.close()
+        self.job: Job | None = None
+        self.deadline = 0.0
+        self.started = 0.0
+
+    def give(self, job: Job, timeout_s: float) -> None:
+        self.job, self.started, self.deadline = job, time.monotonic(), time.monotonic() + timeout_s
+        self.connection.send(job)
+
+    def stop(self) -> None:
+        kill_tree(self.process.pid)
+        self.connection.close()
+
+
+def run_jobs(setup: WorkerSetup, jobs: list[Job], workers: int, job_timeout_s: float,
+             before: Callable[[Job], None], done: Callable[[JobOutcome], None]) -> None:
+    """Run every job on `workers` processes; `before(job)` runs here just before a job is handed
+    out (to copy the gradebook), `done(outcome)` as each one finishes."""
+    context = multiprocessing.get_context("spawn")
+    queue = deque(jobs)
+    pool = [_Worker(context, setup) for _ in range(max(1, min(workers, len(jobs))))]
+    idle: list[_Worker] = []
+    deaths_without_a_job = 0
+    try:
+        while queue or any(w.job for w in pool):
+            for worker in idle:
+                if queue:
+                    job = queue.popleft()
+                    before(job)
+                    worker.give(job, job_timeout_s)
+            idle = []
+            ready = wait([w.connection for w in pool], timeout=0.5)
+            for worker in list(pool):
+                if worker.connection in ready:
+                    try:
+                        message = worker.connection.recv()
+                    except (EOFError, OSError):
+                        message = None
+                    if message == "ready":
+                        idle.append(worker)
+                        continue
+                    if isinstance(message, WorkerFailed):
+                        raise WorkersUnusable(f"a grading worker could not start: {message.reason}")
+                    if isinstance(message, JobOutcome):
+                        worker.job = None
+                        done(message)
+                        idle.append(worker)
+                        continue
+                    reason = "the grading process died"
+                elif worker.job and time.monotonic() > worker.deadline:
+                    reason = f"grading took longer than {job_timeout_s:g} s and was stopped"
+                else:
+                    continue
+                job, seconds = worker.job, time.monotonic() - worker.started
+                worker.stop()
+                pool.remove(worker)
+                replacement = _Worker(context, setup)
+                pool.append(replacement)
+                if job is not None:
+                    done(JobOutcome(job.student, False, seconds, reason))
+                else:
+                    deaths_without_a_job += 1
+                    if deaths_without_a_job > 3:
+                        raise WorkersUnusable("grading workers keep dying before they take a job (out of memory?)")
+    finally:
+        for worker in pool:
+            worker.stop()

@@ -1,0 +1,210 @@
+"""The instructor's grading run end to end: real nbgrader, real kernels, the real sqlite gradebook.
+
+One scratch course is released, handed the bundled tiling samples plus one hostile submission,
+and graded once with two workers (module fixture); the tests read what that run left. The last
+tests grade again (a resubmission, a run past its deadline), so they come last.
+"""
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import psutil
+import pytest
+from nbclient import NotebookClient
+
+from autograder.course.course_dir import CourseError, course_directory, load_course_config
+from autograder.course.grading_run import GradingOptions, grade_assignment
+from autograder.course.samples import Sample, submit
+from autograder.course.scratch_course import copy_course, release_assignment, release_leaks, submit_samples
+from autograder.course.submissions import fingerprint
+
+from .conftest import COURSE, REPO, source_notebook
+
+pytestmark = pytest.mark.slow
+
+TEST_SETTINGS = {"timing_rounds": 5, "min_repeat_ms": 5.0, "student_timeout_s": 3.0}
+CELL_TIMEOUT = 8
+RIGHT = "TILES_PER_CHANNEL = 196\nTILE_BYTES = 1024\nWHOLE_BYTES = 3211264\nHALO_PIXELS = 324"
+# Not a bundled sample: a kernel that ignores interrupts, to exercise the machinery, not to teach.
+HOSTILE = Sample(
+    "zed", "tiling", "ignores SIGINT and spins",
+    answers={"schedule": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n\ndef schedule(sch):\n    pass\n\nwhile True:\n    pass", "tile-arithmetic": RIGHT},
+)
+
+
+def options(root, **overrides):
+    settings = dict(course=root, workers=2, cell_timeout=CELL_TIMEOUT, grader_settings=dict(TEST_SETTINGS), progress=io.StringIO())
+    settings.update(overrides)
+    return GradingOptions("tiling", **settings)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = copy_course(COURSE, tmp_path_factory.mktemp("grading-run") / "course")
+    release = release_assignment(root, "tiling")
+    samples = submit_samples(root, "tiling")
+    submit(course_directory(load_course_config(root)), HOSTILE)
+    submitted_before = fingerprint(root / "submitted")
+    opts = options(root)
+    report = grade_assignment(opts)
+    return SimpleNamespace(
+        root=root, release=release, samples=samples, report=report, progress=opts.progress.getvalue(),
+        submitted_before=submitted_before, submitted_after=fingerprint(root / "submitted"),
+        rows={row.student: row for row in report.rows},
+    )
+
+
+def cells(path):
+    notebook = nbformat.read(path, as_version=4)
+    return {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in notebook.cells}, notebook
+
+
+def grade_rows(root):
+    with sqlite3.connect(root / "gradebook.db") as db:
+        return db.execute("SELECT COUNT(*), COUNT(DISTINCT notebook_id || cell_id) FROM grade").fetchone()
+
+
+def test_the_release_has_no_solutions_and_no_hidden_tests(run):
+    assert release_leaks(run.release) == []
+    released, _ = cells(run.release / "tiling.ipynb")
+    assert "decompose_reduction" not in released["schedule"].source  # the solution's code
+    assert "NotImplementedError" in released["schedule"].source
+    assert "question_points" not in released["tile-arithmetic-marks"].source
+
+
+def test_every_submission_is_graded_and_shows_progress(run):
+    assert run.report.failures == {}
+    assert sorted(run.report.graded) == sorted([*run.samples, "zed"])
+    for student in run.report.graded:
+        assert f"] {student}: " in run.progress
+    assert "[9/9]" in run.progress
+
+
+def test_every_sample_scores_what_its_file_expects(run):
+    for student, sample in run.samples.items():
+        row = run.rows[student]
+        assert row.status == sample.expected_status, (student, row)
+        for grade_id in sample.expected:
+            assert sample.expects(grade_id, row.parts[grade_id]), (student, grade_id, row.parts)
+
+
+def test_one_grade_per_cell_and_submission(run):
+    total, distinct = grade_rows(run.root)
+    assert total == distinct == 9 * 4
+
+
+def test_crashing_and_hanging_submissions_get_zero_for_the_schedule_only(run):
+    for student, status in (("eli", "crashed"), ("fay", "timeout"), ("zed", "timeout")):
+        row = run.rows[student]
+        assert row.status == status
+        assert [row.parts[p] for p in ("correctness", "fusion", "speed")] == [0.0, 0.0, 0.0]
+        assert row.parts["tile-arithmetic-marks"] == 4.0  # read from the cell's source, kernel or no kernel
+    graded, _ = cells(run.root / "autograded" / "zed" / "tiling" / "tiling.ipynb")
+    assert "stopped answering" in json.dumps(graded["tile-arithmetic"].outputs)
+    graded, _ = cells(run.root / "autograded" / "eli" / "tiling" / "tiling.ipynb")
+    assert "DeadKernelError" in json.dumps(graded["schedule"].outputs)
+
+
+def test_edited_test_cells_are_restored_before_grading(run):
+    source, _ = cells(source_notebook("tiling"))
+    submitted, _ = cells(run.root / "submitted" / "trudy" / "tiling" / "tiling.ipynb")
+    graded, _ = cells(run.root / "autograded" / "trudy" / "tiling" / "tiling.ipynb")
+    assert submitted["speed"].source == "3"
+    assert graded["speed"].source == source["speed"].source
+    assert graded["tile-arithmetic-marks"].source == source["tile-arithmetic-marks"].source  # hidden test back in
+    assert run.rows["trudy"].parts["speed"] == 0.0 and run.rows["trudy"].parts["tile-arithmetic-marks"] == 0.0
+
+
+def test_tampering_inside_the_kernel_fools_the_kernel_but_not_the_gradebook(run, tmp_path):
+    submitted = nbformat.read(run.root / "submitted" / "mallory" / "tiling" / "tiling.ipynb", as_version=4)
+    NotebookClient(submitted, kernel_name="python3", timeout=120, allow_errors=True, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    shown = {
+        c.metadata["nbgrader"]["grade_id"]: float(o["data"]["text/plain"])
+        for c in submitted.cells if c.metadata.get("nbgrader", {}).get("grade")
+        for o in c.outputs if o.output_type == "execute_result"
+    }
+    assert shown == {"correctness": 4.0, "fusion": 3.0, "speed": 3.0}  # what the patched helpers claim
+    assert run.rows["mallory"].parts == run.rows["ben"].parts  # what the same schedule honestly earns
+    assert run.rows["mallory"].parts["speed"] == 0.0
+    graded, _ = cells(run.root / "autograded" / "mallory" / "tiling" / "tiling.ipynb")
+    assert "outside your notebook's kernel" in graded["speed"].outputs[0].text
+
+
+def test_feedback_shows_trusted_verdicts_and_no_hidden_test_code(run):
+    for student in run.report.graded:
+        html = (run.root / "feedback" / student / "tiling" / "tiling.html").read_text(encoding="utf-8")
+        assert "HIDDEN TESTS" not in html and "question_points" not in html
+        assert "outside your notebook" in html
+
+
+def test_the_csv_has_a_row_per_submission(run):
+    lines = run.report.csv_path.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("student,score,max_score,status,speedup")
+    assert sorted(line.split(",")[0] for line in lines[1:]) == sorted([*run.samples, "zed"])
+
+
+def test_submissions_are_not_modified(run):
+    assert run.submitted_after == run.submitted_before
+
+
+def test_errors_that_stop_a_run_say_what_to_do(run, tmp_path):
+    unreleased = copy_course(COURSE, tmp_path / "course")
+    with pytest.raises(CourseError, match="there is no gradebook"):
+        grade_assignment(GradingOptions("tiling", course=unreleased, progress=None))
+    assert not (unreleased / "gradebook.db").exists()
+    with pytest.raises(CourseError, match="release it first"):
+        grade_assignment(GradingOptions("gpu-tiling", course=run.root, progress=None))
+    with pytest.raises(CourseError, match="no submission of 'tiling' from nobody"):
+        grade_assignment(options(run.root, students=["nobody"]))
+    with pytest.raises(CourseError, match="no nbgrader course root"):
+        grade_assignment(GradingOptions("tiling", course=run.root / "source", progress=None))
+
+
+def test_the_command_regrades_only_a_resubmission_in_place(run):
+    root = run.root
+    untouched = {s: run.rows[s].parts for s in run.samples if s != "ben"}
+    time.sleep(0.01)
+    ada = next(s for s in run.samples.values() if s.student == "ada")
+    submit(course_directory(load_course_config(root)), Sample("ben", "tiling", "resubmits ada's answers", ada.answers))
+    before = fingerprint(root / "submitted")
+    command = [sys.executable, "-m", "autograder.cli", "grade", "tiling", "--course", str(root), "--workers", "2",
+               "--cell-timeout", str(CELL_TIMEOUT), "--timing-rounds", "5", "--min-repeat-ms", "5", "--student-timeout-s", "3"]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "1 graded, 8 unchanged, 0 failed" in done.stdout
+    table = {line.split()[0]: line.split() for line in done.stdout.splitlines()[2:11]}
+    assert table["ben"][2:4] == ["/", "14"] and 12 <= float(table["ben"][1]) <= 14  # ada's answers now
+    assert grade_rows(root) == (9 * 4, 9 * 4)
+    rerun = grade_assignment(options(root, progress=None))
+    assert rerun.graded == [] and {s: r.parts for s, r in ((r.student, r) for r in rerun.rows) if s in untouched} == untouched
+    assert fingerprint(root / "submitted") == before
+
+
+def test_a_submission_past_its_deadline_is_stopped_and_the_rest_survive(run):
+    report = grade_assignment(options(run.root, students=["zed", "dev"], force=True, submission_timeout_s=6))
+    assert "took longer than 6 s" in report.failures["zed"]
+    rows = {row.student: row for row in report.rows}
+    assert rows["zed"].status == "grading-failed"
+    assert "dev" not in report.failures and rows["dev"].parts == run.rows["dev"].parts
+    time.sleep(1)
+    assert _kernels_in(run.root) == []  # the stopped worker's kernel went with it
+
+
+def _kernels_in(root: Path) -> list[int]:
+    """Jupyter kernels running in a directory of this course (nbgrader runs each in the notebook's)."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        try:
+            if "ipykernel_launcher" in " ".join(process.info["cmdline"] or []) and Path(process.cwd()).is_relative_to(root):
+                found.append(process.pid)
+        except psutil.Error:
+            pass
+    return found

@@ -1,0 +1,57 @@
+"""autograder/nbgrader_ext/trusted.py: answers graded from their source, outside any kernel."""
+from __future__ import annotations
+
+import copy
+
+import nbformat
+import pytest
+
+from autograder.config import GraderConfig
+from autograder.course.samples import build_submission, load_samples
+from autograder.nbgrader_ext.plan import plan_from_notebook
+from autograder.nbgrader_ext.trusted import TRUSTED_NOTE, TrustedGrading, answer_sources
+
+from .conftest import COURSE, source_notebook
+
+FAST = GraderConfig(timing_rounds=3, min_repeat_ms=5.0, student_timeout_s=3.0)
+
+
+def sample(name):
+    return next(s for s in load_samples(COURSE, "tiling") if s.student == name)
+
+
+@pytest.fixture
+def tiling():
+    return nbformat.read(source_notebook("tiling"), as_version=4)
+
+
+@pytest.mark.slow
+def test_a_submission_is_scored_from_its_answer_cells(tiling):
+    submission = build_submission(tiling, sample("ben"))
+    verdicts = TrustedGrading(plan_from_notebook(tiling), FAST).start(submission).finish()
+    fractions = {k: v.fraction for k, v in verdicts.cells.items()}
+    assert fractions == {"correctness": 1.0, "fusion": 1.0, "speed": 0.0, "tile-arithmetic-marks": 1.0}
+    assert verdicts.results["schedule"].status == "passed"
+    assert TRUSTED_NOTE in verdicts.cells["speed"].text
+    assert verdicts.to_metadata()["results"]["schedule"]["problem"] == "tile-fused-conv"
+
+
+def test_missing_answer_cells_score_nothing(tiling):
+    plan = plan_from_notebook(tiling)
+    submission = copy.deepcopy(tiling)
+    submission.cells = [c for c in submission.cells if c.metadata.get("nbgrader", {}).get("solution") is not True]
+    assert answer_sources(submission, plan) == {"schedule": None, "tile-arithmetic": None}
+    verdicts = TrustedGrading(plan, FAST).start(submission).finish()
+    assert {v.fraction for v in verdicts.cells.values()} == {0.0}
+    assert "missing from the submission" in verdicts.cells["correctness"].text
+    assert "missing from the submission" in verdicts.cells["tile-arithmetic-marks"].text
+
+
+def test_the_source_is_taken_from_the_solution_cell_not_a_lookalike(tiling):
+    plan = plan_from_notebook(tiling)
+    submission = build_submission(tiling, sample("ben"))
+    decoy = copy.deepcopy(next(c for c in submission.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "schedule"))
+    decoy.metadata["nbgrader"]["solution"] = False
+    decoy.source = "def schedule(sch):\n    pass"
+    submission.cells.insert(0, decoy)
+    assert answer_sources(submission, plan)["schedule"] == sample("ben").answers["schedule"].rstrip("\n")
