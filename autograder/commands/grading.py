@@ -67,7 +67,9 @@ def demo(args: argparse.Namespace) -> int:
         result = grade_source(problem, examples.source(name), config_from(args))
         print(f"== {name}.py")
         print(result.to_text(), end="\n\n")
-    return 0
+    from ..course.demo import run_instructor_demo
+
+    return run_instructor_demo()
 
 
 def bench_grader(args: argparse.Namespace) -> int:
