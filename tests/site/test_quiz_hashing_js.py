@@ -156,3 +156,17 @@ def test_canonical_json_matches_python(js):
             "ctrl": "\x7f</script>"}
     assert js("H.canonicalJson(args[0])", data) == {"value": hashing.canonical_json(data)}
     assert json.loads(hashing.canonical_json(data)) == data
+
+
+def test_the_documented_vector(js):
+    """The worked example in quizzes/README.md (the contract for browser implementations)."""
+    salt, qid = "00112233445566778899aabbccddeeff", "tiles-per-axis"
+    result = js("(async () => { const c = H.canonicalNumber(14, null);"
+                " const k = await H.deriveKey(args[0], args[1], 'answer', c);"
+                " return [c, H.hex(k), await H.checkOf(k), await H.unseal(k, 'tbLHPuxRSnu5ZCSrSg==')]; })()", salt, qid)
+    assert result == {"value": ["exact:402c000000000000",
+                                "0fe3b84e3bd66d5a292376841995ea68c84d6f15a1ad8f56d8603d68772e28a1",
+                                "2f0f11f233f652cc406c9c2a5fe112e02320394971039e64406a5790a018f26e",
+                                "224 / 16 = 14"]}
+    key = hashing.derive_key(salt, qid, "answer", "exact:402c000000000000")
+    assert hashing.seal(key, "224 / 16 = 14") == "tbLHPuxRSnu5ZCSrSg=="
