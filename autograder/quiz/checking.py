@@ -76,7 +76,14 @@ def check_question(question: ReleasedQuestion, salt: str, answer: Any, *, skip_c
         if result.correct:
             result.explanation = question.data.get("explanation")
         return result
-    canonical = canonical_answer(question, answer)
+    try:
+        canonical = canonical_answer(question, answer)
+    except ValueError:
+        # A number too far out to place on the tolerance grid is far from every accepted answer.
+        result.status = "wrong"
+        result.feedback = [question.feedback] if question.feedback else []
+        result.messages.append(f"{answer} is far outside any accepted answer")
+        return result
     explanation = hashing.open_entry(question.accept, salt, question.id, hashing.ANSWER, canonical)
     if explanation is not None:
         result.status, result.explanation = "correct", explanation

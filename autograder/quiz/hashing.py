@@ -127,7 +127,10 @@ def canonical_exact(value: float) -> str:
 
 
 def cell_index(value: float, step: float) -> int:
-    index = math.floor(float(value) / step)
+    quotient = float(value) / step
+    if not math.isfinite(quotient):
+        raise ValueError(f"{value} is too far from zero for a grid step of {step}")
+    index = math.floor(quotient)
     if abs(index) > MAX_CELL_INDEX:
         raise ValueError(f"{value} is too far from zero for a grid step of {step}")
     return index

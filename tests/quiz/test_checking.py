@@ -55,6 +55,14 @@ def test_numeric_tolerance_from_hashes(copies, value, status):
     assert check_question(question, copies["released"].salt, value).status == status
 
 
+@pytest.mark.parametrize("value", [1.0e300, -1.0e300, 1.0e18])
+def test_numbers_too_far_out_for_the_grid_are_wrong_not_a_crash(copies, value):
+    question = next(q for q in copies["released"].questions if q.id == "ratio")
+    result = check_question(question, copies["released"].salt, value)
+    assert result.status == "wrong"
+    assert "far outside" in result.messages[0]
+
+
 def test_unanswered_invalid_and_edited_questions(copies):
     quiz = copies["released"]
     quiz.edited = {"ratio"}
