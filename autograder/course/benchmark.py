@@ -12,7 +12,6 @@ import tempfile
 from pathlib import Path
 from typing import TextIO
 
-from .demo import _surprise
 from .grading_run import GradingOptions, grade_assignment
 from .samples import load_samples
 from .scratch_course import BUNDLED_COURSE, copy_course, release_assignment, submit_samples
@@ -30,7 +29,7 @@ def run_benchmark(copies: int, workers: int, samples: list[str] | None = None, c
         per_submission = {}
         for label, count, force in (("serial (1 worker)", 1, False), (f"parallel ({workers} workers)", workers, True)):
             report = grade_assignment(GradingOptions(ASSIGNMENT, course=root, workers=count, force=force))
-            surprises = [s for s in (_surprise(row, submitted[row.student]) for row in report.rows) if s]
+            surprises = [f"{row.student}: {'; '.join(m)}" for row in report.rows if (m := submitted[row.student].mismatches(row.parts, row.status))]
             per_submission[label] = report.seconds / copies
             print(
                 f"{label}: {report.seconds:.1f} s for {copies}, {report.seconds / copies:.2f} s per submission; "

@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import TextIO
 
 from .grading_run import GradingOptions, grade_assignment
-from .samples import Sample
 from .scratch_course import BUNDLED_COURSE, copy_course, release_assignment, release_leaks, submit_samples
-from .summary import Row, format_table
+from .summary import format_table
 
 DEMO_ASSIGNMENTS = ("tiling", "gpu-tiling")
 DEMO_DIR = Path(tempfile.gettempdir()) / "tvm-course-demo"
@@ -46,20 +45,10 @@ def run_instructor_demo(workers: int = 2, out: TextIO = sys.stdout) -> int:
             GradingOptions(assignment, course=root, workers=workers, cell_timeout=DEMO_CELL_TIMEOUT_S, grader_settings=dict(DEMO_SETTINGS))
         )
         print(format_table(report.rows), file=out)
-        wrong = [_surprise(row, submitted[row.student]) for row in report.rows]
-        wrong = [w for w in wrong if w] + [f"{s}: grading failed: {why.splitlines()[0]}" for s, why in report.failures.items()]
+        wrong = [f"{row.student}: {'; '.join(m)}" for row in report.rows if (m := submitted[row.student].mismatches(row.parts, row.status))]
+        wrong += [f"{s}: grading failed: {why.splitlines()[0]}" for s, why in report.failures.items()]
         surprises += len(wrong) + len(leaks)
         print("every sample scored as its file says it should" if not wrong else "\n".join(["NOT as expected:", *wrong]), file=out)
         print(f"grades: {report.csv_path}\nfeedback: {report.feedback_dir}/STUDENT/{assignment}/{assignment}.html", file=out)
     return 0 if surprises == 0 else 1
 
-
-def _surprise(row: Row, sample: Sample) -> str:
-    wrong = [
-        f"{grade_id} got {row.parts.get(grade_id)}, expected {low if low == high else f'{low}-{high}'}"
-        for grade_id, (low, high) in sample.expected.items()
-        if not sample.expects(grade_id, row.parts.get(grade_id))
-    ]
-    if sample.expected_status and row.status != sample.expected_status:
-        wrong.append(f"status {row.status}, expected {sample.expected_status}")
-    return f"{row.student}: {'; '.join(wrong)}" if wrong else ""

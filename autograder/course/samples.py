@@ -39,6 +39,17 @@ class Sample:
             return low is None and points is None
         return low - 1e-6 <= points <= high + 1e-6
 
+    def mismatches(self, parts: dict[str, float | None], status: str) -> list[str]:
+        """How a graded submission of this sample differs from what the sample file expects."""
+        wrong = [
+            f"{grade_id} got {parts.get(grade_id)}, expected {'pending' if low is None else low if low == high else f'{low}-{high}'}"
+            for grade_id, (low, high) in self.expected.items()
+            if not self.expects(grade_id, parts.get(grade_id))
+        ]
+        if self.expected_status and status != self.expected_status:
+            wrong.append(f"status {status}, expected {self.expected_status}")
+        return wrong
+
 
 def load_samples(course_root: Path, assignment: str) -> list[Sample]:
     directory = Path(course_root) / SAMPLES_DIR / assignment

@@ -158,6 +158,8 @@ class SaveTrustedGrades(SaveAutoGrades):
     def _add_score(self, cell, resources):
         grade_id = cell.metadata["nbgrader"]["grade_id"]
         if self.trusted is None or grade_id not in self.plan.scored:
+            if self.trusted is not None:
+                self.log.warning("Test cell %s is not in the grading plan: scored from the kernel's output (untrusted)", grade_id)
             return super()._add_score(cell, resources)
         self._save(self.gradebook, grade_id)
 

@@ -1,0 +1,37 @@
+"""autograder/nbgrader_ext/kernel_side.py: what the notebooks call in the student's kernel."""
+from __future__ import annotations
+
+import pytest
+
+from autograder.nbgrader_ext import kernel_side
+from autograder.report import Check, Result
+
+RIGHT = {"TILES_PER_CHANNEL": 196, "TILE_BYTES": 1024, "WHOLE_BYTES": 3211264, "HALO_PIXELS": 324}
+
+
+def test_during_autograde_the_kernel_does_not_grade(monkeypatch, capsys):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    stand_in = kernel_side.self_check("tile-fused-conv", "def schedule(sch):\n    while True: pass")
+    assert isinstance(stand_in, kernel_side.GradedOutsideTheKernel)
+    assert kernel_side.points(stand_in, "correctness", out_of=4) == 0.0
+    assert "trusted grader" in capsys.readouterr().out
+
+
+def test_points_follow_the_result(capsys):
+    result = Result("tile-fused-conv", "cpu", "failed", correct=True, checks=[Check("fusion", False, "still 3.1 MiB")],
+                    credit={"correctness": 0.4, "structure": 0.0, "speed": 0.0})
+    assert kernel_side.points(result, "correctness", out_of=4) == 4.0
+    assert kernel_side.points(result, "fusion", out_of=3) == 0.0
+    assert "still 3.1 MiB" in capsys.readouterr().out
+
+
+def test_answer_format_check_names_what_is_missing(capsys):
+    kernel_side.check_answer_format("cpu-tile-arithmetic", RIGHT)
+    assert "All answers are there" in capsys.readouterr().out
+    with pytest.raises(NameError, match="HALO_PIXELS"):
+        kernel_side.check_answer_format("cpu-tile-arithmetic", {k: v for k, v in RIGHT.items() if k != "HALO_PIXELS"})
+
+
+def test_question_points_give_a_share_per_right_answer():
+    assert kernel_side.question_points("cpu-tile-arithmetic", RIGHT, out_of=4) == 4.0
+    assert kernel_side.question_points("cpu-tile-arithmetic", dict(RIGHT, TILE_BYTES=256), out_of=4) == 3.0
