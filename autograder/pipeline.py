@@ -22,8 +22,8 @@ from .report import Check, Result
 from .sandbox import Child, ChildOutcome
 
 # Starting a child costs an interpreter, `import tvm` and building the workload: not the
-# student's time, so it is added to their limit rather than taken from it.
-STARTUP_ALLOWANCE_S = 20.0
+# student's time. Their clock starts when their code does; start-up has its own limit.
+STARTUP_LIMIT_S = 120.0
 # RSS of a child with TVM loaded, before the student's or the evaluator's own allowance.
 BASE_RSS_MB = 1024
 
@@ -84,8 +84,10 @@ class _Grading:
                 return self.result("rejected", str(error), student_output=output)
             evaluator.send({"trace": trace})
             outcome = evaluator.wait(
-                self.config.evaluate_timeout_s + STARTUP_ALLOWANCE_S,
+                self.config.evaluate_timeout_s,
                 memory_mb=self.config.evaluate_memory_mb + BASE_RSS_MB,
+                clock_starts_at="replay",
+                startup_s=STARTUP_LIMIT_S,
             )
             self.timings["evaluate"] = outcome.wall_s
             return self.interpret_evaluation(outcome, output)
@@ -104,8 +106,10 @@ class _Grading:
                 env={"TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
             ).start()
             outcome = child.wait(
-                self.config.student_timeout_s + STARTUP_ALLOWANCE_S,
+                self.config.student_timeout_s,
                 memory_mb=self.config.student_memory_mb + BASE_RSS_MB,
+                clock_starts_at="student",
+                startup_s=STARTUP_LIMIT_S,
             )
         finally:
             if os.path.exists(handle.name):
@@ -113,6 +117,8 @@ class _Grading:
         self.timings["student"] = outcome.wall_s
         output = outcome.output_tail
         message = outcome.last("trace") or _last_report(outcome)
+        if outcome.timed_out and outcome.last("stage") is None:
+            return self.result("error", f"internal grader error (not your code): the sandbox did not start within {STARTUP_LIMIT_S:g} s", student_output=output)
         if outcome.timed_out:
             return self.result("timeout", f"schedule() did not finish within {self.config.student_timeout_s:g} s (an infinite loop?)", student_output=output)
         if outcome.memory_exceeded:

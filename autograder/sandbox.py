@@ -77,6 +77,7 @@ class Child:
         self.args = args
         self.output = _TailBuffer(output_limit)
         self.messages: list[dict] = []
+        self.stages_reached: dict[str, float] = {}  # stage name -> when its message arrived
         self.env = {**os.environ, **(env or {})}
         self._workdir = tempfile.TemporaryDirectory(prefix="tvm-course-")
         self._threads: list[threading.Thread] = []
@@ -111,14 +112,31 @@ class Child:
         except (BrokenPipeError, OSError):
             pass
 
-    def wait(self, timeout_s: float, memory_mb: float | None = None) -> ChildOutcome:
+    def wait(
+        self,
+        timeout_s: float,
+        memory_mb: float | None = None,
+        *,
+        clock_starts_at: str | None = None,
+        startup_s: float = 120.0,
+    ) -> ChildOutcome:
+        """Wait for the child to finish; kill it at its deadline or past its memory allowance.
+
+        With `clock_starts_at`, the `timeout_s` clock starts when the child reports that stage
+        (a {"kind": "stage", "stage": ...} message), so its start-up (an interpreter, TVM) is not
+        counted against it; start-up itself may take at most `startup_s`.
+        """
         outcome = ChildOutcome()
-        deadline = time.monotonic() + timeout_s
+        deadline = time.monotonic() + (startup_s if clock_starts_at else timeout_s)
+        clock_started = clock_starts_at is None
         try:
             process = psutil.Process(self.proc.pid)
         except psutil.Error:
             process = None
         while self.proc.poll() is None:
+            if not clock_started and clock_starts_at in self.stages_reached:
+                clock_started = True
+                deadline = self.stages_reached[clock_starts_at] + timeout_s
             if time.monotonic() > deadline:
                 outcome.timed_out = True
                 break
@@ -168,7 +186,11 @@ class Child:
                     message = json.loads(line)
                 except ValueError:
                     message = {"kind": "garbled"}
-                self.messages.append(message if isinstance(message, dict) else {"kind": "garbled"})
+                if not isinstance(message, dict):
+                    message = {"kind": "garbled"}
+                if message.get("kind") == "stage" and isinstance(message.get("stage"), str):
+                    self.stages_reached.setdefault(message["stage"], time.monotonic())
+                self.messages.append(message)
 
 
 def _tree_rss_mb(process) -> float:

@@ -19,6 +19,10 @@ elif mode == "flood":
     send({"kind": "done"})
 elif mode == "sleep":
     time.sleep(600)
+elif mode == "slow_start_then_sleep":
+    time.sleep(1.5)
+    send({"kind": "stage", "stage": "work"})
+    time.sleep(600)
 elif mode == "orphan":
     pid = os.fork()
     if pid == 0:

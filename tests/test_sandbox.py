@@ -92,3 +92,19 @@ def test_the_child_runs_in_its_own_temporary_directory():
     running.send({})
     running.wait(30)
     assert not os.path.exists(workdir)
+
+
+def test_the_clock_can_start_when_the_child_says_so():
+    """Start-up is not the child's time: with clock_starts_at, the deadline runs from that stage."""
+    running = child("slow_start_then_sleep")
+    started = time.monotonic()
+    outcome = running.wait(1.0, clock_starts_at="work", startup_s=30)
+    assert outcome.timed_out
+    assert "work" in running.stages_reached
+    # 1.5 s of start-up plus the 1 s limit: a deadline counted from the start would have hit at 1 s.
+    assert time.monotonic() - started >= 2.4
+
+
+def test_start_up_has_its_own_limit():
+    outcome = child("sleep").wait(60, clock_starts_at="work", startup_s=1.0)
+    assert outcome.timed_out and outcome.last("stage") is None
