@@ -19,6 +19,7 @@ from .config import GraderConfig
 from .problems import Problem, get_problem
 from .replay import TraceRejected, validate_trace
 from .report import Check, Result
+from .runners import check_tracker_reachable
 from .sandbox import Child, ChildOutcome
 
 # Starting a child costs an interpreter, `import tvm` and building the workload: not the
@@ -40,6 +41,13 @@ def grade_source(problem_name: str, source: str, config: GraderConfig | None = N
         raise UsageError(str(error)) from None
     if target is not None and target != problem.target:
         raise UsageError(f"problem {problem.name!r} is graded on {problem.target!r}, not {target!r}")
+    if config.rpc_tracker:
+        if not config.rpc_key:
+            raise UsageError("an RPC tracker needs a device key (--key)")
+        try:
+            check_tracker_reachable(config.rpc_tracker)
+        except (ValueError, ConnectionError) as error:
+            raise UsageError(str(error)) from None
     if config.seed is None:
         config = dataclasses.replace(config, seed=secrets.randbelow(2**31))
     return _Grading(problem, config).run(source)

@@ -5,6 +5,7 @@ Both give the same small interface, so correctness and timing code does not care
 from __future__ import annotations
 
 import os
+import socket
 import tempfile
 
 import numpy as np
@@ -35,10 +36,8 @@ class RPCSession:
     def __init__(self, target_kind: str, tracker: str, key: str, timeout_s: float = 60):
         from tvm import rpc
 
-        host, _, port = tracker.rpartition(":")
-        if not host or not port.isdigit():
-            raise ValueError(f"--rpc wants HOST:PORT, got {tracker!r}")
-        self.remote = rpc.connect_tracker(host, int(port)).request(key, priority=1, session_timeout=int(timeout_s))
+        host, port = parse_tracker(tracker)
+        self.remote = rpc.connect_tracker(host, port).request(key, priority=1, session_timeout=int(timeout_s))
         self.device = self.remote.cuda(0) if target_kind == "cuda" else self.remote.cpu(0)
         self.where = f"RPC device '{key}' via {tracker}"
         self._tmp = tempfile.TemporaryDirectory(prefix="tvm-course-rpc-")
@@ -56,6 +55,23 @@ class RPCSession:
 
     def close(self) -> None:
         self._tmp.cleanup()
+
+
+def parse_tracker(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"an RPC tracker is HOST:PORT, got {address!r}")
+    return host, int(port)
+
+
+def check_tracker_reachable(address: str, timeout_s: float = 3.0) -> None:
+    """Fail fast with a clear reason, rather than after TVM's minute of retries."""
+    host, port = parse_tracker(address)
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            pass
+    except OSError as error:
+        raise ConnectionError(f"cannot reach the RPC tracker at {address}: {error.strerror or error}") from None
 
 
 def open_session(target_kind: str, tracker: str | None, key: str | None):

@@ -217,3 +217,21 @@ def test_usage_errors_are_distinguished_from_verdicts(fast_config):
 def test_syntax_check_runs_nothing():
     assert syntax_error("import os\nos._exit(3)\n") is None
     assert "line 1" in syntax_error("def (:\n")
+
+
+def test_an_unreachable_rpc_tracker_is_a_usage_error_at_once(fast_config):
+    import socket
+    import time
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.monotonic()
+    config = dataclasses.replace(fast_config, rpc_tracker=f"127.0.0.1:{port}", rpc_key="cpu")
+    with pytest.raises(UsageError, match=f"cannot reach the RPC tracker at 127.0.0.1:{port}"):
+        grade_source("tile-fused-conv", JOURNAL, config)
+    assert time.monotonic() - started < 10
+    with pytest.raises(UsageError, match="needs a device key"):
+        grade_source("tile-fused-conv", JOURNAL, dataclasses.replace(config, rpc_key=None))
+    with pytest.raises(UsageError, match="HOST:PORT"):
+        grade_source("tile-fused-conv", JOURNAL, dataclasses.replace(config, rpc_tracker="nowhere"))
