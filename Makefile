@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lab clean
+.PHONY: demo test lab site clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,11 @@ test: $(STAMP)
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab lessons/
+
+# The course website: executes the lessons (cached), then serves it on 127.0.0.1.
+site: $(STAMP)
+	$(BIN)/tvm-course site build
+	$(BIN)/tvm-course site serve
 
 clean:
 	rm -rf $(VENV) build *.egg-info
