@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+from pathlib import Path
 from typing import Callable
 
 from . import hashing
@@ -42,6 +43,32 @@ def duplicate_ids(questions: list, lined: LinedData, file: str) -> list[Problem]
         else:
             seen[qid] = lined.line_for(path) or 0
     return problems
+
+
+# With fewer single-choice questions one shared letter is too likely by chance (1 in 4 for two
+# questions of four choices) to be worth a warning.
+SAME_POSITION_MIN_QUESTIONS = 3
+
+
+def answer_positions(questions: list, lined: LinedData, file: str) -> list[Problem]:
+    """A warning when every single-choice question (of those without errors) has its correct choice
+    at the same letter: a student learns the letter instead of the answer."""
+    letters = []
+    for question in questions:
+        if not isinstance(question, dict) or question.get("type") != "single":
+            continue
+        correct = [i for i, c in enumerate(question.get("choices", [])) if isinstance(c, dict) and c.get("correct")]
+        if len(correct) == 1:
+            letters.append(hashing.LETTERS[correct[0]])
+    if len(letters) < SAME_POSITION_MIN_QUESTIONS or len(set(letters)) != 1:
+        return []
+    path = ("questions",)
+    name = Path(file).name
+    return [Problem(file, lined.line_for(path), format_path(path),
+                    f"in {name}, all {len(letters)} single-choice questions have their correct answer at "
+                    f"choice {letters[0]}: a student who notices can pick {letters[0]} without reading the "
+                    "question; reorder the choices so the correct ones fall on different letters",
+                    "warning", path=path)]
 
 
 def question_problems(question: dict, index: int, lined: LinedData, file: str) -> list[Problem]:

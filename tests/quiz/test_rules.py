@@ -99,3 +99,31 @@ def test_a_syntax_error_in_a_solution_points_at_its_line(write_file):
     [problem] = problems(write_file, text)
     assert "Python syntax error in the solution" in problem.message
     assert problem.line == line_of(text, "return = None")
+
+
+def _single(qid, correct_at, count=4):
+    choices = "".join(f"      - text: choice {i} of {qid}\n        correct: true\n" if i == correct_at else
+                      f"      - text: choice {i} of {qid}\n        feedback: choice {i} is wrong\n" for i in range(count))
+    return (f"  - id: {qid}\n    type: single\n    prompt: Which one?\n    choices:\n{choices}"
+            f"    explanation: choice {correct_at}\n")
+
+
+def test_correct_answers_all_at_one_letter_are_a_warning(write_file):
+    # The sample's pick-one is right at b; two more right at b make a pattern a student can learn.
+    same = SAMPLE_QUIZ + _single("more", 1) + _single("again", 1, count=3)
+    path = write_file("same.yaml", same)
+    loaded = load(path)
+    [problem] = loaded.problems
+    assert problem.severity == "warning" and loaded.errors == []
+    assert problem.key == "questions" and problem.line == line_of(same, "questions:")
+    assert str(problem).startswith(f"{path}:{problem.line}: warning: questions: in same.yaml, all 3 single-choice")
+    assert "correct answer at choice b" in problem.message and "without reading the question" in problem.message
+    # One question elsewhere breaks the pattern; two questions are too few to call it one.
+    assert problems(write_file, SAMPLE_QUIZ + _single("more", 1) + _single("again", 3)) == []
+    assert problems(write_file, SAMPLE_QUIZ + _single("more", 1)) == []
+
+
+def test_questions_with_errors_do_not_count_towards_the_pattern(write_file):
+    broken = _single("again", 1).replace("        feedback: choice 3 is wrong\n", "")
+    found = problems(write_file, SAMPLE_QUIZ + _single("more", 1) + broken)
+    assert [p.severity for p in found] == ["error"]
