@@ -59,3 +59,61 @@ def test_expressions_that_would_be_slow_or_not_numbers_are_refused_fast(expressi
     read = read_assignments(f"X = {expression}")
     assert "X" in read.problems and read.values == {}
     assert time.monotonic() - started < 1.0
+
+
+# The trusted grader reads every submission in one process: an answer must never raise out of
+# read_assignments nor make it run for long. Each of these is an unreadable answer (zero for
+# that question, with the reason), read in well under a second.
+HOSTILE_ANSWERS = {
+    "a 401-digit literal": "X = 1" + "0" * 400,
+    "a 401-digit negative literal": "X = -1" + "0" * 400,
+    "a huge literal in arithmetic": "X = 1" + "0" * 400 + " * 2",
+    "round to huge negative digits": "X = round(5, -10**29)",
+    "round to huge positive digits": "X = round(5, 10**29)",
+    "round of a float to huge negative digits": "X = round(5.5, -10**29)",
+    "round to fractional digits": "X = round(5, 0.5)",
+    "a power of a huge base": "X = (10**30) ** 64 * 10**30",
+    "an int power past the bound": "X = (10**30) ** 2",
+    "a float power that overflows": "X = 1e30 ** 64",
+    "a product past the bound": "X = 10**30 * 10**30",
+    "a shift": "X = 1 << 10**29",
+    "a huge exponent through a name": "E = 10**29\nX = 2 ** E",
+    "repeated squaring": "X = 2\n" + "X = X ** 64\n" * 20,
+    "repeated multiplication": "X = 10**15\n" + "X *= X\n" * 40,
+    "a 5000-digit literal": "X = " + "9" * 5000,
+    "deep parentheses": "X = " + "(" * 300 + "1" + ")" * 300,
+    "a long left-nested sum": "X = " + "+".join(["1"] * 5000),
+    "deeply nested unary minus": "X = " + "-" * 200000 + "1",
+    "a very long cell": "X = 1\n" * 100_000,
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("source", HOSTILE_ANSWERS.values(), ids=HOSTILE_ANSWERS.keys())
+def test_hostile_answers_are_unreadable_fast_never_an_exception(source):
+    started = time.monotonic()
+    read = read_assignments(source)
+    assert time.monotonic() - started < 2.0
+    assert "X" not in read.values
+    assert "X" in read.problems or read.notes
+    why = read.problems.get("X") or read.notes[0]
+    assert "Traceback" not in why and len(why) < 300
+
+
+def test_an_overflowing_answer_scores_zero_for_its_question_only():
+    from autograder.nbgrader_ext.questions import mark_answers
+
+    read = read_assignments("TILES_PER_CHANNEL = 196\nTILE_BYTES = 1" + "0" * 400)
+    assert read.values == {"TILES_PER_CHANNEL": 196}
+    assert "too large" in read.problems["TILE_BYTES"]
+    fraction, verdicts = mark_answers("cpu-tile-arithmetic", read.values, read.problems)
+    by_name = {v.name: v for v in verdicts}
+    assert by_name["TILES_PER_CHANNEL"].right and not by_name["TILE_BYTES"].right
+    assert "could not be read" in by_name["TILE_BYTES"].message and fraction == 0.25
+
+
+@pytest.mark.timeout(30)
+def test_round_with_reasonable_digits_still_works():
+    read = read_assignments("A = round(1234, -2)\nB = round(2.675, 2)\nC = round(7, 64)")
+    assert read.values == {"A": 1200, "B": 2.67, "C": 7}
+    assert "out of range" in read_assignments("X = round(5, 65)").problems["X"]
