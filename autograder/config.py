@@ -44,6 +44,16 @@ class GraderConfig:
     )
     rpc_key: str | None = _setting(None, "Device key to request from the RPC tracker.")
 
+    def __post_init__(self) -> None:
+        positive = ("student_timeout_s", "student_memory_mb", "evaluate_timeout_s", "evaluate_memory_mb",
+                    "output_tail_chars", "threads", "timing_rounds", "min_repeat_ms")
+        for name in positive:
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"setting {name} must be a positive number, got {value!r}")
+        if self.seed is not None and (not isinstance(self.seed, int) or self.seed < 0):
+            raise ValueError(f"setting seed must be a non-negative integer or None, got {self.seed!r}")
+
     def as_dict(self) -> dict:
         return asdict(self)
 

@@ -1,7 +1,8 @@
 """Child process: the trusted half of grading. Replays a validated trace, checks, compiles, runs, times.
 
-Usage (by the grader only): python -m autograder.evaluate FD PROBLEM CONFIG_JSON, then one JSON
-line on stdin: {"trace": ...}. It prepares (imports TVM, builds the workload, compiles the
+Usage (by the grader only): python -m autograder.evaluate FD PROBLEM, then two JSON lines on
+stdin: the GraderConfig, then {"trace": ...} (nothing private on the command line, which any
+process can read). It prepares (imports TVM, builds the workload, compiles the
 baseline) before the trace arrives, so that work overlaps with the student's code running.
 Only our code and TVM-generated code run here; it is a child so that a crash or a hang in
 generated code, or in LLVM, costs the grading and not the grader.
@@ -210,11 +211,12 @@ def _check(name: str, passed: bool, message: str) -> dict:
 
 
 def main(argv: list[str]) -> None:
-    from .sandbox import limit_memory, open_channel
+    from .sandbox import limit_memory, make_undumpable, open_channel
 
+    make_undumpable()  # before anything: the student's code may be running beside us
     send = open_channel(argv[0])
     problem = get_problem(argv[1])
-    config = GraderConfig(**json.loads(argv[2]))
+    config = GraderConfig(**json.loads(sys.stdin.readline()))
     timer = Timer(send)
     timer.stage("prepare")
     evaluation = Evaluation(problem, config, timer)

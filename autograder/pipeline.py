@@ -9,10 +9,7 @@ can reach the verdict except through the trace.
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import secrets
-import tempfile
 import time
 
 from .config import GraderConfig
@@ -78,10 +75,15 @@ class _Grading:
             return self.result("error", syntax)
         evaluator = Child(
             "autograder.evaluate",
-            [self.problem.name, json.dumps(self.config.as_dict())],
+            [self.problem.name],
             env={"TVM_NUM_THREADS": str(self.config.threads), "OMP_NUM_THREADS": "1"},
         ).start()
         try:
+            evaluator.send(self.config.as_dict())
+            # The evaluator locks its /proc entry first thing; only then may student code run.
+            if not evaluator.wait_for_stage("prepare", STARTUP_LIMIT_S):
+                outcome = evaluator.wait(0)
+                return self.result("error", "internal grader error (not your code): the evaluator did not start:\n" + outcome.output_tail[-1500:], grader_fault=True)
             student = self.run_student(source)
             if isinstance(student, Result):
                 return student
@@ -100,33 +102,32 @@ class _Grading:
             self.timings["evaluate"] = outcome.wall_s
             return self.interpret_evaluation(outcome, output)
         finally:
-            evaluator.kill()
+            evaluator.close()
 
     def run_student(self, source: str):
         """The trace and printed output of the student's code, or a Result saying what went wrong."""
-        with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False, encoding="utf-8") as handle:
-            handle.write(source)
-        try:
-            child = Child(
-                "autograder.student_runner",
-                [self.problem.name, handle.name, str(self.config.student_memory_mb)],
-                output_limit=self.config.output_tail_chars,
-                env={"TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
-            ).start()
-            outcome = child.wait(
-                self.config.student_timeout_s,
-                memory_mb=self.config.student_memory_mb + BASE_RSS_MB,
-                clock_starts_at="student",
-                startup_s=STARTUP_LIMIT_S,
-            )
-        finally:
-            if os.path.exists(handle.name):
-                os.unlink(handle.name)
+        child = Child(
+            "autograder.student_runner",
+            [self.problem.name, str(self.config.student_memory_mb)],
+            output_limit=self.config.output_tail_chars,
+            env={"TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
+            untrusted=True,
+            files={"submission.py": source},
+        ).start()
+        outcome = child.wait(
+            self.config.student_timeout_s,
+            memory_mb=self.config.student_memory_mb + BASE_RSS_MB,
+            clock_starts_at="student",
+            startup_s=STARTUP_LIMIT_S,
+        )
         self.timings["student"] = outcome.wall_s
         output = outcome.output_tail
+        # Everything on the channel came from a process running the student's code: trust no field.
         message = outcome.last("trace") or _last_report(outcome)
+        if outcome.channel_overflow:
+            return self.result("rejected", "your code sent the grader more data than a schedule's trace can be (the private channel was flooded)", student_output=output)
         if outcome.timed_out and outcome.last("stage") is None:
-            return self.result("error", f"internal grader error (not your code): the sandbox did not start within {STARTUP_LIMIT_S:g} s", student_output=output)
+            return self.result("error", f"internal grader error (not your code): the sandbox did not start within {STARTUP_LIMIT_S:g} s", student_output=output, grader_fault=True)
         if outcome.timed_out:
             return self.result("timeout", f"schedule() did not finish within {self.config.student_timeout_s:g} s (an infinite loop?)", student_output=output)
         if outcome.memory_exceeded:
@@ -134,15 +135,17 @@ class _Grading:
         if message is None:
             return self.result("crashed", _silent_exit(outcome, "the process running your code"), student_output=output)
         kind = message.get("kind")
+        text = _untrusted_text(message.get("message"))
         if kind == "trace":
             return output, message.get("trace")
         if kind == "memory":
-            return self.result("crashed", message["message"], student_output=output)
+            return self.result("crashed", text, student_output=output)
         if kind == "schedule_error":
-            where = "; ".join(message.get("where") or [])
-            return self.result("error", f"schedule error{' at ' + where if where else ''}:\n{message['message']}", student_output=output)
+            where = message.get("where")
+            where = "; ".join(_untrusted_text(w) for w in where) if isinstance(where, list) else ""
+            return self.result("error", f"schedule error{' at ' + where if where else ''}:\n{text}", student_output=output)
         if kind in ("exception", "missing"):
-            return self.result("error", message["message"], student_output=output)
+            return self.result("error", text, student_output=output)
         return self.result("error", "the child running your code sent an unreadable report", student_output=output)
 
     def interpret_evaluation(self, outcome: ChildOutcome, output: str) -> Result:
@@ -150,14 +153,14 @@ class _Grading:
         stage = (outcome.last("stage") or {}).get("stage", "prepare")
         internal = outcome.last("internal")
         if internal:
-            return self.result("error", f"internal grader error (not your code) during {stage}:\n{internal['message']}", student_output=output)
+            return self.result("error", f"internal grader error (not your code) during {stage}:\n{internal['message']}", student_output=output, grader_fault=True)
         if report is None:
             if outcome.timed_out:
                 return self.result("timeout", f"compiling, running and timing your schedule took longer than {self.config.evaluate_timeout_s:g} s (stuck in: {stage})", student_output=output)
             if outcome.memory_exceeded:
                 return self.result("crashed", f"the evaluator ran out of memory (over {self.config.evaluate_memory_mb} MB) during {stage}: is something unrolled too far?", student_output=output)
             if stage in ("prepare", "waiting"):
-                return self.result("error", "internal grader error (not your code) while preparing the workload:\n" + outcome.output_tail[-1500:], student_output=output)
+                return self.result("error", "internal grader error (not your code) while preparing the workload:\n" + outcome.output_tail[-1500:], student_output=output, grader_fault=True)
             return self.result("crashed", _silent_exit(outcome, f"the evaluator (during {stage})"), student_output=output)
         for name, seconds in report.get("stage_s", {}).items():
             self.timings[f"evaluate.{name}"] = seconds
@@ -231,6 +234,18 @@ def syntax_error(source: str) -> str | None:
     except (ValueError, RecursionError, MemoryError) as error:
         return f"the submission cannot be compiled: {error.__class__.__name__}: {error}"
     return None
+
+
+MAX_MESSAGE_CHARS = 2000
+
+
+def _untrusted_text(value) -> str:
+    """A message field from the student's child, as bounded text whatever was sent."""
+    if not isinstance(value, str):
+        return "(no readable message)"
+    if len(value) > MAX_MESSAGE_CHARS:
+        return value[:MAX_MESSAGE_CHARS] + f" [... {len(value) - MAX_MESSAGE_CHARS} more characters cut]"
+    return value
 
 
 def _last_report(outcome: ChildOutcome) -> dict | None:

@@ -48,6 +48,9 @@ ALLOWED_THREAD_AXES = frozenset(
 )
 
 MAX_INSTRUCTIONS = 1000
+# Lists inside an instruction nest at most this deep in real traces (CacheRead's consumer list,
+# a decision's factors); deeper nesting only serves to stress TVM's JSON reader.
+MAX_NESTING = 3
 
 
 class TraceRejected(ValueError):
@@ -69,7 +72,12 @@ def validate_trace(trace: object) -> TraceSummary:
         raise TraceRejected(f"the schedule has {len(instructions)} instructions; at most {MAX_INSTRUCTIONS} are allowed")
     kinds: list[str] = []
     for index, inst in enumerate(instructions):
-        if not (isinstance(inst, list) and len(inst) == 4 and isinstance(inst[0], str)):
+        if not (
+            isinstance(inst, list)
+            and len(inst) == 4
+            and isinstance(inst[0], str)
+            and all(isinstance(part, list) and _plain_json(part, MAX_NESTING) for part in inst[1:])
+        ):
             raise TraceRejected(f"instruction {index} of the trace is malformed")
         kind, inputs, attrs, _outputs = inst
         if kind in REFUSED_KINDS:
@@ -80,21 +88,30 @@ def validate_trace(trace: object) -> TraceSummary:
                 f"({', '.join(sorted(_primitive_name(k) for k in ALLOWED_KINDS))})"
             )
         if kind == "Annotate":
-            key = attrs[0] if isinstance(attrs, list) and attrs else None
-            if key not in ALLOWED_ANNOTATIONS:
+            key = attrs[0] if attrs else None
+            if not isinstance(key, str) or key not in ALLOWED_ANNOTATIONS:
                 raise TraceRejected(
                     f"annotation {key!r} is not allowed; allowed annotations: {', '.join(sorted(ALLOWED_ANNOTATIONS))}"
                 )
         if kind == "Bind":
-            axis = attrs[0] if isinstance(attrs, list) and attrs else None
-            if axis not in ALLOWED_THREAD_AXES:
+            axis = attrs[0] if attrs else None
+            if not isinstance(axis, str) or axis not in ALLOWED_THREAD_AXES:
                 raise TraceRejected(f"bind to {axis!r} is not a GPU thread axis ({', '.join(sorted(ALLOWED_THREAD_AXES))})")
         if kind not in kinds:
             kinds.append(kind)
     for decision in decisions:
-        if not (isinstance(decision, list) and len(decision) == 2 and isinstance(decision[0], int)):
+        if not (isinstance(decision, list) and len(decision) == 2 and isinstance(decision[0], int) and _plain_json(decision, MAX_NESTING)):
             raise TraceRejected("a sampling decision in the trace is malformed")
     return TraceSummary(instructions=len(instructions), kinds=tuple(kinds))
+
+
+def _plain_json(value, depth: int) -> bool:
+    """Scalars, or lists of them nested at most `depth` deep."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return True
+    if isinstance(value, list) and depth > 0:
+        return all(_plain_json(v, depth - 1) for v in value)
+    return False
 
 
 def _primitive_name(kind: str) -> str:

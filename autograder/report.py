@@ -33,6 +33,7 @@ class Result:
     student_output: str = ""
     seed: int | None = None
     review: bool = False  # flagged for a human (e.g. an implausible speedup)
+    grader_fault: bool = False  # the grader failed, not the submission: regrade rather than score 0
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

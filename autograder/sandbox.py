@@ -21,6 +21,12 @@ from dataclasses import dataclass, field
 import psutil
 
 _POLL_S = 0.05
+# What the channel accepts from a child, at most: a real trace is a few kilobytes.
+MAX_MESSAGE_BYTES = 4 * 2**20
+MAX_MESSAGES = 1000
+# The environment an untrusted child gets: what Python, numpy and TVM need, nothing else
+# (no tokens, no paths to the course's files).
+SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "VIRTUAL_ENV")
 
 
 @dataclass
@@ -32,6 +38,7 @@ class ChildOutcome:
     output_tail: str = ""
     wall_s: float = 0.0
     peak_rss_mb: float = 0.0
+    channel_overflow: bool = False  # the child sent more than the channel accepts, and was stopped
 
     @property
     def signal_name(self) -> str | None:
@@ -70,19 +77,39 @@ class _TailBuffer:
 
 
 class Child:
-    """`python -m MODULE CHANNEL_FD ARGS...` in its own session and temporary directory."""
+    """`python -m MODULE CHANNEL_FD ARGS...` in its own session and temporary directory.
 
-    def __init__(self, module: str, args: list[str], *, output_limit: int = 2000, env: dict[str, str] | None = None):
+    `untrusted=True` gives the child only SAFE_ENV_KEYS of this process's environment.
+    `files` are written into the child's directory before it starts (name -> text).
+    """
+
+    def __init__(
+        self,
+        module: str,
+        args: list[str],
+        *,
+        output_limit: int = 2000,
+        env: dict[str, str] | None = None,
+        untrusted: bool = False,
+        files: dict[str, str] | None = None,
+    ):
         self.module = module
         self.args = args
         self.output = _TailBuffer(output_limit)
         self.messages: list[dict] = []
         self.stages_reached: dict[str, float] = {}  # stage name -> when its message arrived
-        self.env = {**os.environ, **(env or {})}
+        self.channel_overflow = False
+        base = {k: v for k, v in os.environ.items() if k in SAFE_ENV_KEYS} if untrusted else dict(os.environ)
+        self.env = {**base, **(env or {})}
         self._workdir = tempfile.TemporaryDirectory(prefix="tvm-course-")
+        self.workdir = self._workdir.name
+        for name, text in (files or {}).items():
+            with open(os.path.join(self.workdir, name), "w", encoding="utf-8") as handle:
+                handle.write(text)
         self._threads: list[threading.Thread] = []
         self.proc: subprocess.Popen | None = None
         self.started = 0.0
+        self._closed = False
 
     def start(self) -> "Child":
         read_fd, write_fd = os.pipe()
@@ -134,6 +161,8 @@ class Child:
         except psutil.Error:
             process = None
         while self.proc.poll() is None:
+            if self.channel_overflow:
+                break
             if not clock_started and clock_starts_at in self.stages_reached:
                 clock_started = True
                 deadline = self.stages_reached[clock_starts_at] + timeout_s
@@ -146,15 +175,33 @@ class Child:
                 outcome.memory_exceeded = True
                 break
             time.sleep(_POLL_S)
-        self.kill()
-        outcome.returncode = self.proc.wait()
-        for thread in self._threads:
-            thread.join(timeout=2.0)
+        self.close()
+        outcome.returncode = self.proc.returncode
         outcome.wall_s = time.monotonic() - self.started
         outcome.messages = list(self.messages)
         outcome.output_tail = self.output.text()
-        self._workdir.cleanup()
+        outcome.channel_overflow = self.channel_overflow
         return outcome
+
+    def wait_for_stage(self, stage: str, timeout_s: float) -> bool:
+        """True once the child has reported `stage`; False if it ended or `timeout_s` passed first."""
+        deadline = time.monotonic() + timeout_s
+        while stage not in self.stages_reached:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                return stage in self.stages_reached
+            time.sleep(0.01)
+        return True
+
+    def close(self) -> None:
+        """Kill the child's process group, reap it, and remove its directory. Safe to call twice."""
+        if self._closed or self.proc is None:
+            return
+        self._closed = True
+        self.kill()
+        self.proc.wait()
+        for thread in self._threads:
+            thread.join(timeout=2.0)
+        self._workdir.cleanup()
 
     def kill(self) -> None:
         """End the child and everything in its process group."""
@@ -180,11 +227,18 @@ class Child:
             self.output.feed(chunk)
 
     def _read_channel(self, stream) -> None:
+        """Collect the child's messages; stop (and have it killed) if it sends too much."""
         with stream:
-            for line in stream:
+            while True:
+                line = stream.readline(MAX_MESSAGE_BYTES + 1)
+                if not line:
+                    return
+                if len(line) > MAX_MESSAGE_BYTES or len(self.messages) >= MAX_MESSAGES:
+                    self.channel_overflow = True
+                    return
                 try:
                     message = json.loads(line)
-                except ValueError:
+                except Exception:  # bad JSON, or JSON nested deep enough to exhaust the parser
                     message = {"kind": "garbled"}
                 if not isinstance(message, dict):
                     message = {"kind": "garbled"}
@@ -232,3 +286,42 @@ def limit_memory(extra_mb: int) -> None:
     limit = current + extra_mb * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+UNPRIVILEGED_ID = 65534  # "nobody" on Debian and most Linux systems
+
+
+def confine_untrusted() -> str:
+    """In a child, just before untrusted code runs: take away what a grader must keep.
+
+    - Run as root (CI, a grading container), the child becomes `nobody`: it can no longer read
+      or signal the grader's processes, write to the virtual environment or the gradebook.
+    - It may not start processes (RLIMIT_NPROC), so nothing it starts can outlive the grading
+      by leaving the process group, and it cannot fork its way around the memory limit.
+    Returns a note on what was applied, for the record.
+    """
+    import resource
+
+    applied = []
+    if os.geteuid() == 0:
+        os.setgroups([])
+        os.setgid(UNPRIVILEGED_ID)
+        os.setuid(UNPRIVILEGED_ID)
+        applied.append("running as nobody")
+    # Counted per user: with this process alone at the limit, fork and thread creation fail.
+    resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
+    applied.append("no new processes")
+    return ", ".join(applied)
+
+
+def make_undumpable() -> None:
+    """In a trusted child, first thing: other processes of the same user may not open its
+    /proc/PID/fd (its private channel) or ptrace it. Linux only; elsewhere a no-op."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_DUMPABLE = 4
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass

@@ -1,6 +1,7 @@
 """Child process: run a student's `schedule(sch)` on a fresh workload and send back its trace.
 
-Usage (by the grader only): python -m autograder.student_runner FD PROBLEM SOURCE_FILE MEMORY_MB
+Usage (by the grader only): python -m autograder.student_runner FD PROBLEM MEMORY_MB, in a
+directory holding the submission as submission.py.
 
 Everything the student's code can touch lives in this process and dies with it: patching
 numpy, TVM or the clock here cannot reach the process that checks and times. What leaves is
@@ -8,6 +9,7 @@ the schedule's trace, which the trusted side validates and replays on its own co
 """
 from __future__ import annotations
 
+import importlib
 import linecache
 import os
 import re
@@ -15,6 +17,15 @@ import sys
 import traceback
 
 SUBMISSION = "submission.py"
+
+# Imported before the student's code runs, because afterwards the sandbox may no longer be able
+# to read the interpreter's own files (it runs as `nobody` when the grader runs as root).
+# Other modules a schedule might import work where the interpreter is readable by all users.
+PREIMPORTED = (
+    "bisect", "cmath", "collections", "copy", "dataclasses", "decimal", "enum", "fractions",
+    "functools", "heapq", "itertools", "json", "math", "numbers", "operator", "random", "re",
+    "statistics", "string", "textwrap", "typing", "numpy", "tvm", "tvm.s_tir", "tvm.tirx",
+)
 
 
 def student_frames(error: BaseException) -> list[str]:
@@ -41,12 +52,13 @@ def schedule_error_text(error: BaseException) -> str:
 
 
 def main(argv: list[str]) -> None:
-    from .sandbox import limit_memory, open_channel
+    from .sandbox import confine_untrusted, limit_memory, open_channel
 
     send = open_channel(argv[0])
-    problem_name, source_path, memory_mb = argv[1], argv[2], int(argv[3])
-    source = open(source_path, encoding="utf-8").read()
-    os.unlink(source_path)  # the student's code has no business reading the file back
+    problem_name, memory_mb = argv[1], int(argv[2])
+    with open(SUBMISSION, encoding="utf-8") as handle:
+        source = handle.read()
+    os.unlink(SUBMISSION)  # the student's code has no business reading the file back
 
     from tvm import s_tir
 
@@ -54,8 +66,11 @@ def main(argv: list[str]) -> None:
     from .replay import trace_to_json
 
     schedule = s_tir.Schedule(get_problem(problem_name).workload())
+    for name in PREIMPORTED:
+        importlib.import_module(name)
     limit_memory(memory_mb)
-    send({"kind": "stage", "stage": "student"})
+    confinement = confine_untrusted()
+    send({"kind": "stage", "stage": "student", "confinement": confinement})
 
     namespace = {"__name__": "submission", "__file__": SUBMISSION}
     # So tracebacks can quote the student's lines: the file itself is gone.
@@ -72,6 +87,13 @@ def main(argv: list[str]) -> None:
         os._exit(0)
     except s_tir.ScheduleError as error:
         send({"kind": "schedule_error", "message": schedule_error_text(error), "where": student_frames(error)})
+        os._exit(0)
+    except ImportError as error:
+        note = (
+            f"\n(the grader's sandbox could not import {error.name!r}; modules a schedule can rely on: "
+            f"{', '.join(PREIMPORTED)})"
+        )
+        send({"kind": "exception", "message": student_traceback(error) + note})
         os._exit(0)
     except BaseException as error:  # SystemExit and KeyboardInterrupt too: the student's code raised them
         send({"kind": "exception", "message": student_traceback(error)})

@@ -98,3 +98,33 @@ def test_a_trace_naming_a_missing_block_fails_to_replay_with_tvms_reason():
     validate_trace(trace)
     with pytest.raises(Exception, match="conv2d_nhwc"):
         replay(fused_primfunc(), trace)
+
+
+@pytest.mark.parametrize(
+    "trace",
+    [
+        [[inst("Annotate", ["l1", 16], [["pragma_auto_unroll_max_step"]])], []],  # unhashable key
+        [[inst("Bind", ["l1"], [{"axis": "threadIdx.x"}])], []],
+        [[["Split", "l1", [], []]], []],  # inputs not a list
+        [[inst("Split", [[[[["l1"]]]]])], []],  # nested deeper than any real trace
+        [[inst("GetLoops", [{"b0": 1}])], []],
+        [[], [[0, [[[[1]]]]]]],
+    ],
+)
+def test_hostile_shapes_are_rejected_without_crashing_the_checker(trace):
+    with pytest.raises(TraceRejected):
+        validate_trace(trace)
+
+
+def test_every_example_schedule_trace_passes_the_shape_checks():
+    from tvm import s_tir
+
+    from autograder.problems.workload import fused_primfunc
+    from autograder.replay import trace_to_json
+
+    for name in examples.names():
+        schedule = s_tir.Schedule(fused_primfunc())
+        namespace: dict = {}
+        exec(examples.source(name), namespace)
+        namespace["schedule"](schedule)
+        validate_trace(json.loads(json.dumps(trace_to_json(schedule.trace))))
