@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Student copies of the quizzes: what students take (quizzes/ holds the instructor copies, with the answers).
+STUDENT_QUIZZES ?= build/student-quizzes
 
-.PHONY: demo test lab site clean
+.PHONY: demo test lab site student-quizzes clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +30,14 @@ lab: $(STAMP)
 site: $(STAMP)
 	$(BIN)/tvm-course site build
 	$(BIN)/tvm-course site serve
+
+# Student copies of every quiz, to hand out: answers replaced by salted hashes (`tvm-course quiz
+# release`). Students take them with `tvm-course quiz take build/student-quizzes/QUIZ.yaml`.
+student-quizzes: $(STAMP)
+	mkdir -p $(STUDENT_QUIZZES)
+	for quiz in quizzes/*.yaml; do \
+		$(BIN)/tvm-course quiz release "$$quiz" -o "$(STUDENT_QUIZZES)/$$(basename "$$quiz")" || exit 1; \
+	done
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -12,6 +12,9 @@ from pathlib import Path
 import yaml
 
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "course" / "syllabus.yaml"
+# Where `make student-quizzes` writes the student copies of the quizzes (`tvm-course quiz release`:
+# answers as salted hashes), one per quiz, named after the quiz file; ignored by git.
+STUDENT_QUIZZES_DIR = "build/student-quizzes"
 
 
 class SyllabusError(ValueError):
@@ -23,7 +26,12 @@ class Lesson:
     id: str
     title: str
     notebook: str
-    quiz: str
+    quiz: str  # the instructor copy, with the answers in plain text: never what a student opens
+
+    @property
+    def student_quiz(self) -> str:
+        """The student copy of the quiz that `make student-quizzes` writes (relative to the root)."""
+        return f"{STUDENT_QUIZZES_DIR}/{Path(self.quiz).name}"
 
 
 @dataclass(frozen=True)
@@ -157,6 +165,10 @@ def problems(syllabus: Syllabus, root: str | Path | None = None) -> list[str]:
             for field, suffix in suffixes.items():
                 if not getattr(lesson, field).endswith(suffix):
                     found.append(f"lesson {lesson.id}: {field} {getattr(lesson, field)} should end in {suffix}")
+            quiz_id = _quiz_id(root / lesson.quiz)
+            if quiz_id is not None and quiz_id != Path(lesson.quiz).stem:
+                found.append(f"quiz of lesson {lesson.id}: its id {quiz_id!r} should match its file name "
+                             f"{Path(lesson.quiz).name} (students get it as {lesson.student_quiz})")
         lesson_ids = {lesson.id for lesson in unit.lessons}
         for assignment in unit.assignments:
             if not assignment.notebook.endswith(".ipynb"):
@@ -169,6 +181,15 @@ def problems(syllabus: Syllabus, root: str | Path | None = None) -> list[str]:
     for duplicate in sorted({i for i in ids if ids.count(i) > 1}):
         found.append(f"id {duplicate!r} is used more than once")
     return found
+
+
+def _quiz_id(path: Path) -> str | None:
+    """The `id` of the quiz file at `path`, or None where it cannot be read (reported elsewhere)."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    return data.get("id") if isinstance(data, dict) and isinstance(data.get("id"), str) else None
 
 
 def render(syllabus: Syllabus, root: str | Path | None = None) -> str:
@@ -188,8 +209,10 @@ def render(syllabus: Syllabus, root: str | Path | None = None) -> str:
                 "",
                 f"  Lesson {index}: {lesson.title}  [{lesson.id}]",
                 f"    notebook    {path(lesson.notebook)}",
-                f"    quiz        {path(lesson.quiz)}",
-                f"                take it: tvm-course quiz take {lesson.quiz}",
+                f"    quiz        {lesson.student_quiz}  (the student copy: make student-quizzes;",
+                "                or at the end of the lesson's page on the course website, make site)",
+                f"                take it: tvm-course quiz take {lesson.student_quiz}",
+                f"    instructor  {path(lesson.quiz)}  (holds the answers)",
             ]
         for assignment in unit.assignments:
             lines += [

@@ -61,6 +61,44 @@ def test_problems_name_each_inconsistency(tmp_path):
     assert "id 'two-levels' is used more than once" in found
 
 
+def test_a_quiz_whose_id_differs_from_its_file_name_is_a_problem(tmp_path):
+    # Student copies are named after the quiz file (make student-quizzes); the id must agree.
+    path = _copy_course(tmp_path)
+    quiz = tmp_path / "quizzes" / "two-levels.yaml"
+    quiz.write_text(quiz.read_text().replace("id: two-levels", "id: two-levels-renamed", 1))
+    found = syllabus.problems(syllabus.load(path))
+    assert any("its id 'two-levels-renamed' should match its file name two-levels.yaml" in p for p in found)
+
+
+def test_student_quiz_paths_are_the_released_copies():
+    lessons = [lesson for unit in syllabus.load().units for lesson in unit.lessons]
+    assert [lesson.student_quiz for lesson in lessons] == [
+        "build/student-quizzes/two-levels.yaml", "build/student-quizzes/tiling-trace.yaml"]
+
+
+def test_make_student_quizzes_writes_released_copies_that_take_accepts(tmp_path):
+    import subprocess
+    import sys
+
+    from autograder.quiz import load
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    stamp = tmp_path / "installed"
+    stamp.touch()  # newer than pyproject.toml: make does not rebuild the environment
+    out = tmp_path / "student-quizzes"
+    result = subprocess.run(["make", "-s", "student-quizzes", f"STUDENT_QUIZZES={out}", f"STAMP={stamp}",
+                             f"BIN={Path(sys.executable).parent}"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    for lesson in (lesson for unit in syllabus.load().units for lesson in unit.lessons):
+        released = out / Path(lesson.student_quiz).name
+        text = released.read_text()
+        assert "salt:" in text and "correct: true" not in text and "answer:" not in text
+        assert load(released).kind == "released"
+    gitignore = (ROOT / ".gitignore").read_text().split()
+    assert "build/" in gitignore  # the default STUDENT_QUIZZES, build/student-quizzes, is never committed
+
+
 @pytest.mark.parametrize(
     "document,message",
     [
@@ -85,7 +123,10 @@ def test_map_prints_the_course_and_exits_zero(capsys):
     out = capsys.readouterr().out
     assert out.startswith("ML compilers: Apache TVM")
     assert "Lesson 1: Two levels, one stack  [two-levels]" in out
-    assert "take it: tvm-course quiz take quizzes/two-levels.yaml" in out
+    # Students are sent to the released student copy, never to the instructor copy with the answers.
+    assert "take it: tvm-course quiz take build/student-quizzes/two-levels.yaml" in out
+    assert "quiz take quizzes/" not in out
+    assert "instructor  quizzes/two-levels.yaml  (holds the answers)" in out
     assert "course/source/gpu-tiling/gpu-tiling.ipynb" in out
     assert "(missing)" not in out
 

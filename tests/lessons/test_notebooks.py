@@ -50,8 +50,11 @@ def test_lesson_opens_with_goals_and_ends_with_its_quiz_and_assignments(unit, le
     assert first.cell_type == "markdown" and first.source.startswith(f"# {lesson.title}")
     assert "### Learning goals" in first.source
     assert last.cell_type == "markdown"
-    assert f"tvm-course quiz take {lesson.quiz}" in last.source
-    assert f'quiz.show("../{lesson.quiz}")' in last.source
+    # Students take the released student copy; quizzes/ holds the instructor copy with the answers.
+    assert f"tvm-course quiz take {lesson.student_quiz}" in last.source
+    assert f'quiz.show("../{lesson.student_quiz}")' in last.source
+    assert "make student-quizzes" in last.source
+    assert f"quiz take {lesson.quiz}" not in last.source and f'quiz.show("../{lesson.quiz}")' not in last.source
     named = set(re.findall(r"course/source/[\w/.-]+\.ipynb", last.source))
     assert named, "the last cell should name the assignment(s) that follow"
     assert named <= {a.notebook for a in unit.assignments}
