@@ -1,5 +1,8 @@
 """Names that moved between the TVM paper (2018), the 2022 tutorials and the installed TVM.
 
+The graph level changed IRs, not just names: the paper's graph IR was NNVM's computation graph;
+Relay later replaced NNVM, and Relax, a new IR (not Relay renamed), has replaced Relay since.
+
 Each row names the old spelling, the current one, and a dotted path for each that `check()`
 resolves against the installed package, so the table cannot quietly go stale.
 """
@@ -21,7 +24,8 @@ class Rename:
 
 
 RENAMES: tuple[Rename, ...] = (
-    Rename("relay (graph IR)", "relax", "tvm.relay", "tvm.relax", "the graph level"),
+    Rename("NNVM computation graph (the paper's graph IR)", "relax", "nnvm", "tvm.relax", "the graph level: NNVM, later Relay, now Relax"),
+    Rename("relay (the graph IR after NNVM)", "relax", "tvm.relay", "tvm.relax", "Relax is a new IR, not Relay renamed"),
     Rename("graph_executor", "relax.VirtualMachine", "tvm.contrib.graph_executor", "tvm.relax.VirtualMachine"),
     Rename("tvm.tir (tensor IR)", "tvm.tirx", "tvm.tir", "tvm.tirx", "the tensor level"),
     Rename("tvm.tir.Schedule", "tvm.s_tir.Schedule", "tvm.tir.Schedule", "tvm.s_tir.Schedule"),

@@ -9,6 +9,7 @@ def test_every_new_name_resolves_in_the_installed_tvm():
 def test_old_names_are_gone_or_marked_deprecated():
     statuses = {s.rename.old_path: s.old_status for s in names.check()}
     assert statuses["tvm.relay"] == "gone"
+    assert statuses["nnvm"] == "gone"  # the paper's graph IR
     assert statuses["tvm.relax.TensorStructInfo"] == "gone"
     assert statuses["tvm.build"] == "deprecated alias"
     assert set(statuses.values()) <= {"gone", "deprecated alias", "still present"}
