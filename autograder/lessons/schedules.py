@@ -30,7 +30,12 @@ def unscheduled(sch) -> None:
 
 
 def pad_inlined(sch) -> None:
-    """Fuse the padding into the convolution: the zero test moves into the conv's inner loop."""
+    """Inline the padding stage into the convolution: the zero test moves into the conv's inner loop.
+
+    The tensor-level analogue of fusing a pad operator into its consumer (in the course's model
+    padding is an argument of conv2d, so `pad_temp` is a stage of the conv's PrimFunc, not an
+    operator the graph level could fuse).
+    """
     sch.compute_inline(sch.get_sblock("pad_temp"))
 
 
