@@ -1,7 +1,8 @@
 """`tvm-course site build` and `tvm-course site serve`: the course website.
 
 Exit codes: 0 built / served, 1 the build failed (a lesson raised, a quiz has errors, the
-course map has problems), 2 usage errors (an output folder that is not ours, no site to serve).
+course map has problems), 2 usage errors (an output folder that is not ours or cannot be written, no site
+to serve).
 """
 from __future__ import annotations
 

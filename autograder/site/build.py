@@ -37,7 +37,8 @@ class SiteBuildError(RuntimeError):
 
 
 class OutputFolderError(SiteBuildError):
-    """The output folder exists and holds something other than a site this command built."""
+    """The output folder cannot be used: it holds something other than a site this command built,
+    or its parent folder cannot be written to."""
 
 
 @dataclass
@@ -70,8 +71,12 @@ def build_site(out: str | Path = DEFAULT_OUT, syllabus_path: str | Path = syllab
                              + "\n".join(f"  - {problem}" for problem in missing))
 
     report = BuildReport(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    except OSError as err:
+        raise OutputFolderError(f"cannot build the site in {out.parent} ({err.strerror or err}); "
+                                "choose a folder you can write to with -o") from None
     try:
         _write_assets(staging)
         question_counts: dict[str, int] = {}

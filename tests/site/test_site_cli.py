@@ -39,6 +39,18 @@ def test_build_refuses_a_folder_that_is_not_a_site(tiny_course, tmp_path):
     assert "is not a site built by tvm-course" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("out", ["/proc/x", "/proc/x/site"])
+def test_build_into_a_folder_that_cannot_be_created_is_a_usage_error(tiny_course, out):
+    if not Path("/proc").is_dir():
+        pytest.skip("needs Linux's /proc, where no folder can be created")
+    result = _run("site", "build", "-o", out, "--syllabus", str(tiny_course))
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tvm-course site build: cannot build the site in /proc")
+    assert "choose a folder you can write to with -o" in lines[0]
+
+
 def test_build_reports_a_broken_course_map_without_a_traceback(tmp_path):
     (tmp_path / "course").mkdir()
     syllabus = tmp_path / "course" / "syllabus.yaml"
