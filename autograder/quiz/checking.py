@@ -109,14 +109,25 @@ def canonical_answer(question: ReleasedQuestion, answer: Any) -> str:
 
 def _targeted_feedback(question: ReleasedQuestion, salt: str, answer: Any, canonical: str) -> list[str]:
     if question.type == "multiple":
-        texts = []
-        for letter in answer:
-            text = hashing.open_entry(question.respond, salt, question.id, hashing.CHOICE, letter)
-            if text:
-                texts.append(f"({letter}) {text}")
-        return texts
+        return picked_choice_feedback(question, salt, answer)
     text = hashing.open_entry(question.respond, salt, question.id, hashing.ANSWER, canonical)
     return [text] if text else []
+
+
+def picked_choice_feedback(question: ReleasedQuestion, salt: str, letters: list[str]) -> list[str]:
+    """The feedback of at most one picked wrong choice of a multiple-choice question.
+
+    Showing the feedback of every wrong pick would make ticking every box an oracle: the choices
+    without feedback are the key. So one is shown: of the picked letters whose `choice` entry opens,
+    the one whose check (hex) is smallest. The check is salted, so this order is new with every
+    release and says nothing about the other picks; quiz.js targetedFeedback does the same.
+    """
+    for _check, letter in sorted((hashing.check_of(hashing.derive_key(salt, question.id, hashing.CHOICE, letter)),
+                                  letter) for letter in letters):
+        text = hashing.open_entry(question.respond, salt, question.id, hashing.CHOICE, letter)
+        if text:
+            return [f"({letter}) {text}"]
+    return []
 
 
 def check_quiz(quiz: ReleasedQuiz, sheet: AnswerSheet, *, skip_code: bool = False,

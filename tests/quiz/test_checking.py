@@ -74,3 +74,48 @@ def test_unanswered_invalid_and_edited_questions(copies):
     assert report.summary() == "1 / 5 correct"
     data = report.to_dict()
     assert (data["correct"], data["total"], data["score"]) == (1, 5, 0.2)
+
+
+def _cost_model_facts(salt):
+    from autograder.quiz.model import ReleasedQuestion
+    from autograder.quiz.release import release_question
+
+    from .conftest import COURSE_QUIZZES
+
+    quiz, _ = load_instructor(next(p for p in COURSE_QUIZZES if p.stem == "two-levels"))
+    question = quiz.question("cost-model-facts")
+    return question, ReleasedQuestion(release_question(question, salt))
+
+
+SALTS = [f"{i:032x}" for i in range(24)]
+
+
+def test_ticking_every_box_opens_the_feedback_of_one_wrong_choice_only():
+    """Every wrong pick's feedback would be an oracle: the boxes left silent are the key."""
+    shown = set()
+    for salt in SALTS:
+        question, released = _cost_model_facts(salt)
+        wrong = [l for l, c in zip("abcd", question.choices) if not c.correct]
+        assert len(wrong) >= 2
+        result = check_question(released, salt, ["a", "b", "c", "d"])
+        per_choice = [f for f in result.feedback if f.startswith("(")]
+        assert result.status == "wrong" and len(per_choice) == 1, result.feedback
+        assert per_choice[0][1] in wrong
+        assert result.feedback[-1] == question.feedback
+        # The same release always shows the same one; which one depends on the salt, not the letter.
+        assert check_question(released, salt, ["d", "c", "b", "a"]).feedback == result.feedback
+        shown.add(per_choice[0][1])
+    assert shown == set(wrong)
+
+
+def test_no_subset_of_picks_opens_more_than_one_choice_feedback():
+    from itertools import combinations
+
+    question, released = _cost_model_facts(SALTS[0])
+    for size in range(1, 5):
+        for picks in combinations("abcd", size):
+            result = check_question(released, SALTS[0], list(picks))
+            per_choice = [f for f in result.feedback if f.startswith("(")]
+            assert len(per_choice) <= 1, picks
+            picked_wrong = [l for l in picks if not question.choices["abcd".index(l)].correct]
+            assert bool(per_choice) == (bool(picked_wrong) and result.status == "wrong"), picks

@@ -62,15 +62,31 @@
     return H.normalizeText(value, !!question.case_sensitive);
   }
 
+  /* The feedback of at most one picked wrong choice (checking.py picked_choice_feedback): of the
+   * picked letters whose `choice` entry opens, the one with the smallest check. Showing every wrong
+   * pick's feedback would let a student tick every box and read the key off the silent ones. */
+  function pickedChoiceFeedback(question, salt, letters) {
+    return Promise.all(letters.map(function (letter) {
+      return H.deriveKey(salt, question.id, H.CHOICE, letter).then(H.checkOf).then(function (check) {
+        return { check: check, letter: letter };
+      });
+    })).then(function (picks) {
+      picks.sort(function (a, b) {
+        return a.check < b.check ? -1 : a.check > b.check ? 1 : (a.letter < b.letter ? -1 : a.letter > b.letter ? 1 : 0);
+      });
+      function next(i) {
+        if (i >= picks.length) return Promise.resolve([]);
+        return H.openEntry(question.respond, salt, question.id, H.CHOICE, picks[i].letter).then(function (text) {
+          return text ? ["(" + picks[i].letter + ") " + text] : next(i + 1);
+        });
+      }
+      return next(0);
+    });
+  }
+
   /* Feedback unlocked by this particular wrong answer (checking.py _targeted_feedback). */
   function targetedFeedback(question, salt, value, canonical) {
-    if (question.type === "multiple") {
-      return Promise.all(value.map(function (letter) {
-        return H.openEntry(question.respond, salt, question.id, H.CHOICE, letter).then(function (text) {
-          return text ? "(" + letter + ") " + text : null;
-        });
-      })).then(function (texts) { return texts.filter(function (t) { return t; }); });
-    }
+    if (question.type === "multiple") return pickedChoiceFeedback(question, salt, value);
     return H.openEntry(question.respond, salt, question.id, H.ANSWER, canonical).then(function (text) {
       return text ? [text] : [];
     });

@@ -1,0 +1,76 @@
+"""quiz.js checks answers exactly as checking.py does: for every question of the course's quizzes and
+a spread of right, wrong and odd answers, the page's checkAnswer gives the status, the feedback and
+the explanation that check_question gives."""
+from __future__ import annotations
+
+from itertools import combinations, permutations
+
+import pytest
+
+from autograder.quiz.checking import check_question
+from autograder.quiz.loading import load_instructor
+from autograder.quiz.model import ReleasedQuestion
+from autograder.quiz.release import release
+from autograder.quiz.rules import accepted_texts
+from autograder.site.build import STATIC_DIR
+
+from site_test_course import REPO
+
+QUIZZES = sorted((REPO / "quizzes").glob("*.yaml"))
+SALT = "00112233445566778899aabbccddeeff"
+
+
+@pytest.fixture(scope="module")
+def check_in_page(browser, tmp_path_factory):
+    """checkAnswer of quiz.js (with quiz-hashing.js) on a page without a quiz section."""
+    page_file = tmp_path_factory.mktemp("checking-page") / "checking.html"
+    scripts = "".join(f'<script src="{(STATIC_DIR / name).as_uri()}"></script>'
+                      for name in ("quiz-hashing.js", "quiz.js"))
+    page_file.write_text(f'<!DOCTYPE html><meta charset="utf-8"><title>checking</title>{scripts}', encoding="utf-8")
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(page_file.as_uri())
+
+    def check(question: dict, salt: str, answers: list) -> list[dict]:
+        return page.evaluate(
+            "([q, salt, answers]) => Promise.all(answers.map(a => TvmCourseQuiz.checkAnswer(q, salt, {value: a})))",
+            [question, salt, answers])
+
+    yield check
+    context.close()
+
+
+def answers_for(question) -> list:
+    """Right, wrong and odd answers for one instructor-copy question."""
+    letters = "abcdefgh"[: len(question.choices)]
+    if question.type == "single":
+        return list(letters)
+    if question.type == "multiple":
+        return [list(c) for n in range(1, len(letters) + 1) for c in combinations(letters, n)]
+    if question.type == "ordering":
+        return [list(p) for p in permutations("abcdefgh"[: len(question.items)])][:60]
+    if question.type == "numeric":
+        tol = question.tolerance
+        return [question.answer, question.answer + tol / 2, question.answer + 3 * tol + 1, 0.0, -1.0,
+                *(m.answer for m in question.mistakes)]
+    if question.type == "text":
+        texts = accepted_texts({"accept": question.accept, "patterns": question.patterns,
+                                "case_sensitive": question.case_sensitive})
+        return [*texts, *(m.answer for m in question.mistakes), "  " + texts[0].upper() + " ", "no idea"]
+    return []
+
+
+@pytest.mark.parametrize("path", QUIZZES, ids=lambda p: p.stem)
+def test_the_page_checks_every_answer_as_python_does(check_in_page, path):
+    quiz, _ = load_instructor(path)
+    document = release(quiz, SALT)
+    for question, released in zip(quiz.questions, document["questions"]):
+        answers = answers_for(question)
+        if not answers:
+            continue
+        python = ReleasedQuestion(released)
+        in_page = check_in_page(released, SALT, answers)
+        for answer, page_result in zip(answers, in_page):
+            result = check_question(python, SALT, answer)
+            assert (page_result["status"], page_result["feedback"], page_result.get("explanation")) == (
+                result.status, result.feedback, result.explanation), (question.id, answer)
