@@ -79,7 +79,7 @@ def build_site(out: str | Path = DEFAULT_OUT, syllabus_path: str | Path = syllab
                                 "choose a folder you can write to with -o") from None
     try:
         _write_assets(staging)
-        question_counts: dict[str, int] = {}
+        question_counts: dict[str, course_map.QuizCount] = {}
         for unit in syllabus.units:
             for lesson in unit.lessons:
                 notebook_path = root / lesson.notebook
@@ -88,7 +88,7 @@ def build_site(out: str | Path = DEFAULT_OUT, syllabus_path: str | Path = syllab
                 notebook = executed_notebook(notebook_path, refresh=refresh)
                 (report.from_cache if cached else report.executed).append(lesson.notebook)
                 document = released_document(root / lesson.quiz)
-                question_counts[lesson.id] = len(document["questions"])
+                question_counts[lesson.id] = course_map.QuizCount.of(document)
                 page = course_map.lesson_page(lesson.id)
                 released_file = f"quizzes/{document['id']}.released.yaml"
                 _write(staging / released_file, released_yaml(document))

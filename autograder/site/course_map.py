@@ -18,12 +18,37 @@ def lesson_page(lesson_id: str) -> str:
     return f"lessons/{lesson_id}.html"
 
 
+@dataclass(frozen=True)
+class QuizCount:
+    """How many questions a lesson's quiz page scores, and how many it leaves to the grader."""
+
+    scored: int  # checked and scored in the page
+    code: int  # code questions: checked on the student's machine by the grader, not scored in the page
+
+    @classmethod
+    def of(cls, document: dict) -> "QuizCount":
+        """The counts of a released quiz document, as its page (quiz_html.QuizView) counts them."""
+        from .quiz_html import QuizView
+
+        view = QuizView(document, released_file="")
+        return cls(view.scored_count, view.code_count)
+
+    def link_text(self) -> str:
+        """The map's words for the quiz: what the page scores first, then what the grader checks."""
+        scored = f"{self.scored} question{'' if self.scored == 1 else 's'}"
+        if not self.code:
+            return scored
+        if not self.scored:
+            return f"{self.code} question{'' if self.code == 1 else 's'} to check with the grader"
+        return f"{scored}, plus {self.code} to check with the grader"
+
+
 @dataclass
 class LessonEntry:
     title: str
     page: str
     notebook: str
-    question_count: int
+    quiz: QuizCount
 
 
 @dataclass
@@ -43,18 +68,18 @@ class UnitEntry:
     assignments: list[AssignmentEntry]
 
 
-def map_entries(syllabus: Syllabus, question_counts: dict[str, int]) -> list[UnitEntry]:
-    """The map's content; `question_counts` maps a lesson id to the number of questions in its quiz."""
+def map_entries(syllabus: Syllabus, question_counts: dict[str, QuizCount]) -> list[UnitEntry]:
+    """The map's content; `question_counts` maps a lesson id to its quiz's counts."""
     units = []
     for unit in syllabus.units:
         titles = {lesson.id: lesson.title for lesson in unit.lessons}
         lessons = [LessonEntry(lesson.title, lesson_page(lesson.id), lesson.notebook,
-                               question_counts.get(lesson.id, 0)) for lesson in unit.lessons]
+                               question_counts.get(lesson.id, QuizCount(0, 0))) for lesson in unit.lessons]
         assignments = [AssignmentEntry(a.title, a.problem, titles.get(a.after, a.after), lesson_page(a.after))
                        for a in unit.assignments]
         units.append(UnitEntry(unit.id, unit.title, unit.summary, lessons, assignments))
     return units
 
 
-def render_map(syllabus: Syllabus, question_counts: dict[str, int]) -> str:
+def render_map(syllabus: Syllabus, question_counts: dict[str, QuizCount]) -> str:
     return pages.render("map.html", root="", course=syllabus.course, units=map_entries(syllabus, question_counts))

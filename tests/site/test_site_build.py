@@ -50,6 +50,26 @@ def test_the_site_has_a_map_a_lesson_page_the_released_quiz_and_assets(tiny_site
     assert 'id="check-yourself"' in lesson
 
 
+def test_the_map_counts_the_questions_the_page_scores(tiny_site):
+    # The tiny quiz has 6 questions the page checks and scores, and 1 code question it does not.
+    index = (tiny_site / "index.html").read_text(encoding="utf-8")
+    assert "Check yourself: 6 questions, plus 1 to check with the grader</a>" in index
+    lesson = (tiny_site / "lessons" / "tiny.html").read_text(encoding="utf-8")
+    assert "0 / 6 correct" in lesson
+
+
+@pytest.mark.parametrize("scored,code,text", [
+    (10, 1, "10 questions, plus 1 to check with the grader"),
+    (3, 2, "3 questions, plus 2 to check with the grader"),
+    (1, 0, "1 question"),
+    (0, 1, "1 question to check with the grader"),
+])
+def test_quiz_link_text(scored, code, text):
+    from autograder.site.course_map import QuizCount
+
+    assert QuizCount(scored, code).link_text() == text
+
+
 def test_every_page_is_a_complete_responsive_document(tiny_site):
     for page in ("index.html", "lessons/tiny.html"):
         html = (tiny_site / page).read_text(encoding="utf-8")
