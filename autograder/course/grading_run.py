@@ -2,15 +2,20 @@
 
     find the submissions that need grading (all of them with force)
     ─► autograde each in a worker process, against its own copy of the gradebook
-       (nbgrader + the trusted re-grade; feedback without hidden tests)
-    ─► merge each finished submission into the course's gradebook, here, one at a time
+       (nbgrader + the trusted re-grade)
+    ─► merge each autograded submission into the course's gradebook, here, one at a time,
+       as soon as its autograde is done (before its feedback)
+    ─► feedback without hidden tests, in the worker
     ─► check that no submission was modified, then a table and a CSV of every submission
 
 Running it again grades only what is new (or everything with force), updating the same
-gradebook rows: the table and the CSV always cover every submission of the assignment.
+gradebook rows: the table and the CSV always cover every submission of the assignment. A
+submission whose grading failed at any step (autograde, recording the grades, feedback, its
+deadline) loses its autograded copy and feedback, so the next run grades it again.
 """
 from __future__ import annotations
 
+import shutil
 import socket
 import sys
 import tempfile
@@ -25,7 +30,7 @@ from ..nbgrader_ext.plan import PlanError, load_plan
 from ..problems import get_problem
 from .course_dir import CourseError, course_directory, find_course_root, load_course_config
 from .gradebook_sync import copy_gradebook, merge_submission, sqlite_path, sqlite_url
-from .submissions import fingerprint, find_submissions, needs_grading
+from .submissions import fingerprint, find_submissions, graded_directory, needs_grading, recorded_submissions
 from .summary import Row, collect_rows, write_csv
 from .workers import Job, JobOutcome, WorkerSetup, run_jobs
 
@@ -73,7 +78,8 @@ def grade_assignment(options: GradingOptions) -> RunReport:
     if unknown:
         raise CourseError(f"no submission of {options.assignment!r} from {', '.join(unknown)}")
     chosen = [s for s in submissions if not options.students or s.student in options.students]
-    todo = [s for s in chosen if options.force or needs_grading(coursedir, options.assignment, s)]
+    recorded = recorded_submissions(coursedir, options.assignment)
+    todo = [s for s in chosen if options.force or needs_grading(coursedir, options.assignment, s, recorded)]
     skipped = [s.student for s in chosen if s not in todo]
     say = _Progress(options.progress, len(todo))
     say.line(
@@ -86,34 +92,61 @@ def grade_assignment(options: GradingOptions) -> RunReport:
     failures: dict[str, str] = {}
     before = {s.student: fingerprint(s.directory) for s in todo}
     with tempfile.TemporaryDirectory(prefix="tvm-course-grading-") as scratch:
+        merged: set[str] = set()
+
         def hand_out(job: Job) -> None:
+            merged.discard(job.student)
             copy_gradebook(sqlite_path(main_url), job.gradebook)
+
+        def record(job: Job) -> None:
+            """Merge as soon as autograde is done, so a failure in feedback cannot lose the grades."""
+            if job.student in merged or job.student in failures:
+                return
+            try:
+                merge_submission(main_url, sqlite_url(job.gradebook), options.assignment, job.student, coursedir.course_id)
+                merged.add(job.student)
+            except Exception as error:  # a broken merge loses this submission's grades, not the run
+                failures[job.student] = f"could not record the grades: {error.__class__.__name__}: {error}"
 
         def finished(outcome: JobOutcome) -> None:
             if outcome.ok:
-                try:
-                    merge_submission(main_url, sqlite_url(Path(scratch) / f"{outcome.student}.db"), options.assignment, outcome.student, coursedir.course_id)
-                except Exception as error:  # a broken merge loses this submission's grades, not the run
-                    failures[outcome.student] = f"could not record the grades: {error.__class__.__name__}: {error}"
+                record(Job(outcome.student, Path(scratch) / f"{outcome.student}.db"))
+            elif outcome.student in failures:
+                failures[outcome.student] += f"; then {outcome.error}"
             else:
                 failures[outcome.student] = outcome.error
+            if outcome.student in failures:
+                _forget_graded_copy(coursedir, options.assignment, outcome.student, failures)
             row = collect_rows(coursedir, options.assignment, [outcome.student], failures)[0]
             say.done(outcome, row, failures.get(outcome.student))
 
         setup = WorkerSetup(root, options.assignment, options.cell_timeout, dict(options.grader_settings), options.feedback)
         jobs = [Job(s.student, Path(scratch) / f"{s.student}.db") for s in todo]
         if jobs:
-            run_jobs(setup, jobs, options.workers, options.submission_timeout_s, hand_out, finished)
+            run_jobs(setup, jobs, options.workers, options.submission_timeout_s, hand_out, finished, autograded=record)
 
     for submission in todo:
         if fingerprint(submission.directory) != before[submission.student]:
             failures[submission.student] = "the submission's files changed while it was graded: grade it again"
+            _forget_graded_copy(coursedir, options.assignment, submission.student, failures)
     students = [s.student for s in submissions]
     rows = collect_rows(coursedir, options.assignment, students, failures)
     csv_path = options.csv_path or root / f"{options.assignment}-grades.csv"
     write_csv(rows, csv_path)
     feedback = Path(coursedir.format_path(coursedir.feedback_directory, ".", ".")) if options.feedback else None
     return RunReport(root, rows, [s.student for s in todo], skipped, failures, csv_path, feedback, time.monotonic() - started, warnings)
+
+
+def _forget_graded_copy(coursedir, assignment: str, student: str, failures: dict[str, str]) -> None:
+    """Remove a failed grading's autograded copy and feedback: without them the next run grades
+    the submission again (else it would look graded and unchanged, with missing or old grades)."""
+    feedback = Path(coursedir.format_path(coursedir.feedback_directory, student, assignment))
+    for directory in (graded_directory(coursedir, assignment, student), feedback):
+        if directory.exists():
+            try:
+                shutil.rmtree(directory)
+            except OSError as error:
+                failures[student] += f"; and {directory} could not be removed ({error}): remove it, or use --force, to grade this submission again"
 
 
 def _check_assignment(coursedir, assignment: str, main_url: str, settings: dict) -> list[str]:

@@ -3,7 +3,9 @@
 nbgrader keeps a collected submission in submitted/STUDENT/ASSIGNMENT/ and its graded copy in
 autograded/STUDENT/ASSIGNMENT/. A submission needs grading when it has no graded copy, when a
 notebook is missing from the graded copy, or when it was submitted again since (its
-timestamp.txt is newer): the same rule `nbgrader autograde` applies without --force.
+timestamp.txt is newer): the same rule `nbgrader autograde` applies without --force. And,
+since the graded copy is written before the grades reach the course's gradebook, also when the
+gradebook does not hold this submission with the timestamp it was submitted at.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import glob
 import hashlib
 import os
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 
@@ -37,13 +40,33 @@ def graded_directory(coursedir, assignment: str, student: str) -> Path:
     return Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
 
 
-def needs_grading(coursedir, assignment: str, submission: Submission) -> bool:
+def recorded_submissions(coursedir, assignment: str) -> dict[str, datetime | None]:
+    """student -> the timestamp of the submission of `assignment` the course's gradebook holds."""
+    from nbgrader.api import Gradebook
+
+    url = coursedir.db_url
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
+        return {}  # opening it would create an empty gradebook
+    with Gradebook(url, coursedir.course_id) as gradebook:
+        return {s.student_id: s.timestamp for s in gradebook.assignment_submissions(assignment)}
+
+
+def needs_grading(coursedir, assignment: str, submission: Submission, recorded: dict[str, datetime | None] | None = None) -> bool:
+    """`recorded`: recorded_submissions(coursedir, assignment), read here when not given."""
     graded = graded_directory(coursedir, assignment, submission.student)
     if not all((graded / f"{name}.ipynb").exists() for name in submission.notebooks):
         return True
     submitted_at = coursedir.get_existing_timestamp(str(submission.directory))
     graded_at = coursedir.get_existing_timestamp(str(graded))
-    return submitted_at is not None and graded_at is not None and submitted_at > graded_at
+    if submitted_at is not None and graded_at is not None and submitted_at > graded_at:
+        return True
+    if recorded is None:
+        recorded = recorded_submissions(coursedir, assignment)
+    # The grades of this very submission are in the gradebook (not missing, not an earlier one's;
+    # without a timestamp.txt there is no telling which one it holds).
+    if submission.student not in recorded:
+        return True
+    return submitted_at is not None and recorded[submission.student] != submitted_at
 
 
 def fingerprint(directory: Path) -> dict[str, str]:

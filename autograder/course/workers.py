@@ -2,9 +2,11 @@
 
 A worker imports nbgrader once (a few seconds) and then takes jobs over a pipe: autograde one
 submission with `NbGraderAPI` and write its feedback, using the gradebook copy the job names.
-The pool gives each job a deadline; a worker that misses it, or dies, is killed with every
-process under it (the student's kernel, the grading sandboxes) and replaced, and the job is
-reported as failed: the other submissions carry on.
+As soon as autograde has succeeded the worker says so (`Autograded`), before it starts the
+feedback, so that the grades can be recorded whatever becomes of the feedback. The pool gives
+each job a deadline; a worker that misses it, or dies, is killed with every process under it
+(the student's kernel, the grading sandboxes) and replaced, and the job is reported as failed:
+the other submissions carry on.
 """
 from __future__ import annotations
 
@@ -37,6 +39,13 @@ class JobOutcome:
 
 
 @dataclass(frozen=True)
+class Autograded:
+    """Sent by a worker when a job's autograde succeeded: its gradebook copy holds the grades."""
+
+    student: str
+
+
+@dataclass(frozen=True)
 class WorkerFailed:
     """A worker could not start (nbgrader or the course config does not load)."""
 
@@ -58,8 +67,9 @@ class WorkerSetup:
     feedback: bool
 
 
-def grade_submission(api_for, setup: WorkerSetup, job: Job) -> JobOutcome:
-    """Autograde (and write feedback for) one submission; nbgrader's errors become the outcome."""
+def grade_submission(api_for, setup: WorkerSetup, job: Job, autograded: Callable[[], None] = lambda: None) -> JobOutcome:
+    """Autograde (and write feedback for) one submission; nbgrader's errors become the outcome.
+    `autograded()` is called once autograde has succeeded, before the feedback."""
     started = time.monotonic()
     api = api_for(job.gradebook)
     steps = [("autograde", lambda: api.autograde(setup.assignment, job.student, force=True, create=True))]
@@ -70,6 +80,8 @@ def grade_submission(api_for, setup: WorkerSetup, job: Job) -> JobOutcome:
         if not outcome.get("success"):
             detail = (outcome.get("error") or outcome.get("log") or "no log")[-LOG_TAIL_CHARS:]
             return JobOutcome(job.student, False, time.monotonic() - started, f"nbgrader {name} failed:\n{detail}")
+        if name == "autograde":
+            autograded()
     return JobOutcome(job.student, True, time.monotonic() - started)
 
 
@@ -103,7 +115,7 @@ def _worker_main(connection, setup: WorkerSetup) -> None:
         except (EOFError, OSError):
             return
         try:
-            outcome = grade_submission(api_for, setup, job)
+            outcome = grade_submission(api_for, setup, job, lambda: connection.send(Autograded(job.student)))
         except Exception as error:  # our bug or nbgrader's: report it against this job, keep serving
             outcome = JobOutcome(job.student, False, 0.0, f"the grading process failed: {error.__class__.__name__}: {error}")
         connection.send(outcome)
@@ -144,9 +156,11 @@ class _Worker:
 
 
 def run_jobs(setup: WorkerSetup, jobs: list[Job], workers: int, job_timeout_s: float,
-             before: Callable[[Job], None], done: Callable[[JobOutcome], None]) -> None:
+             before: Callable[[Job], None], done: Callable[[JobOutcome], None],
+             autograded: Callable[[Job], None] = lambda job: None) -> None:
     """Run every job on `workers` processes; `before(job)` runs here just before a job is handed
-    out (to copy the gradebook), `done(outcome)` as each one finishes."""
+    out (to copy the gradebook), `autograded(job)` when its autograde has succeeded (its
+    feedback still to come: to record the grades), `done(outcome)` as each one finishes."""
     context = multiprocessing.get_context("spawn")
     queue = deque(jobs)
     pool = [_Worker(context, setup) for _ in range(max(1, min(workers, len(jobs))))]
@@ -172,6 +186,10 @@ def run_jobs(setup: WorkerSetup, jobs: list[Job], workers: int, job_timeout_s: f
                         continue
                     if isinstance(message, WorkerFailed):
                         raise WorkersUnusable(f"a grading worker could not start: {message.reason}")
+                    if isinstance(message, Autograded):
+                        if worker.job is not None and worker.job.student == message.student:
+                            autograded(worker.job)
+                        continue
                     if isinstance(message, JobOutcome):
                         worker.job = None
                         done(message)

@@ -3,14 +3,18 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 
 import nbformat
 import pytest
+from nbgrader.api import Gradebook
+from nbgrader.utils import parse_utc
+from sqlalchemy.exc import SAWarning
 
 from autograder.course.course_dir import CourseError, course_directory, find_course_root, load_course_config
 from autograder.course.samples import load_samples
 from autograder.course.scratch_course import copy_course, release_leaks
-from autograder.course.submissions import find_submissions, fingerprint, needs_grading
+from autograder.course.submissions import find_submissions, fingerprint, needs_grading, recorded_submissions
 
 from .conftest import COURSE, REPO, source_notebook
 
@@ -56,6 +60,15 @@ def write_submission(root, student, when):
     return directory
 
 
+def record_in_gradebook(coursedir, student, when):
+    """What merging a graded submission leaves in the course's gradebook (its timestamp)."""
+    with warnings.catch_warnings(), Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
+        warnings.simplefilter("ignore", SAWarning)  # nbgrader's own add_submission trips them
+        gradebook.update_or_create_assignment("tiling")
+        gradebook.update_or_create_student(student)
+        gradebook.update_or_create_submission("tiling", student, timestamp=parse_utc(when))
+
+
 def test_submissions_need_grading_until_graded_and_again_when_resubmitted(tmp_path):
     root = copy_course(COURSE, tmp_path / "course")
     coursedir = course_directory(load_course_config(root))
@@ -65,11 +78,30 @@ def test_submissions_need_grading_until_graded_and_again_when_resubmitted(tmp_pa
     assert needs_grading(coursedir, "tiling", submission)
     graded = root / "autograded" / "ada" / "tiling"
     shutil.copytree(submission.directory, graded)
+    record_in_gradebook(coursedir, "ada", "2026-01-01 10:00:00.000000 UTC")
     assert not needs_grading(coursedir, "tiling", submission)
     write_submission(root, "ada", "2026-01-02 10:00:00.000000 UTC")
     assert needs_grading(coursedir, "tiling", submission)
     os.remove(graded / "tiling.ipynb")
     assert needs_grading(coursedir, "tiling", submission)
+
+
+def test_a_graded_copy_whose_grades_never_reached_the_gradebook_is_graded_again(tmp_path):
+    # autograde writes autograded/STUDENT/ASSIGNMENT (with the submission's timestamp.txt) before
+    # the grades are merged: a merge or a feedback that failed after it must not leave it "graded".
+    root = copy_course(COURSE, tmp_path / "course")
+    coursedir = course_directory(load_course_config(root))
+    write_submission(root, "ada", "2026-01-02 10:00:00.000000 UTC")
+    (submission,) = find_submissions(coursedir, "tiling")
+    shutil.copytree(submission.directory, root / "autograded" / "ada" / "tiling")
+    assert needs_grading(coursedir, "tiling", submission)  # no gradebook at all
+    assert not (root / "gradebook.db").exists()  # and asking did not create one
+    record_in_gradebook(coursedir, "ada", "2026-01-01 10:00:00.000000 UTC")
+    assert needs_grading(coursedir, "tiling", submission)  # the gradebook holds an earlier submission's grades
+    record_in_gradebook(coursedir, "ada", "2026-01-02 10:00:00.000000 UTC")
+    assert not needs_grading(coursedir, "tiling", submission)
+    assert not needs_grading(coursedir, "tiling", submission, recorded_submissions(coursedir, "tiling"))
+    assert needs_grading(coursedir, "tiling", submission, recorded={})
 
 
 def test_fingerprints_change_with_any_file(tmp_path):

@@ -7,7 +7,7 @@ import time
 
 import psutil
 
-from autograder.course.workers import kill_tree
+from autograder.course.workers import Job, WorkerSetup, grade_submission, kill_tree
 
 # A child that starts a grandchild in a session of its own (as a Jupyter kernel is started), then waits.
 TREE = """
@@ -31,3 +31,30 @@ def test_kill_tree_stops_descendants_in_other_sessions():
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+class FakeApi:
+    """NbGraderAPI's autograde and generate_feedback, recording the order of the calls."""
+
+    def __init__(self, calls, feedback_ok=True):
+        self.calls, self.feedback_ok = calls, feedback_ok
+
+    def autograde(self, assignment, student, force, create):
+        self.calls.append("autograde")
+        return {"success": True}
+
+    def generate_feedback(self, assignment, student, force):
+        self.calls.append("feedback")
+        return {"success": self.feedback_ok, "error": "feedback broke"}
+
+
+def test_the_grades_are_reported_before_the_feedback_runs_and_even_when_it_fails(tmp_path):
+    setup = WorkerSetup(tmp_path, "tiling", None, {}, feedback=True)
+    job = Job("ada", tmp_path / "ada.db")
+    calls = []
+    outcome = grade_submission(lambda db: FakeApi(calls, feedback_ok=False), setup, job, lambda: calls.append("autograded"))
+    assert calls == ["autograde", "autograded", "feedback"]
+    assert not outcome.ok and "nbgrader feedback failed" in outcome.error
+    calls.clear()
+    outcome = grade_submission(lambda db: FakeApi(calls), WorkerSetup(tmp_path, "tiling", None, {}, feedback=False), job, lambda: calls.append("autograded"))
+    assert calls == ["autograde", "autograded"] and outcome.ok
