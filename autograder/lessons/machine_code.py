@@ -2,9 +2,14 @@
 
 Counts are static (instructions in the code, not instructions executed), which is enough to
 see whether a loop was vectorised with plain vector loads or with gathers and scatters.
+
+The instruction classes are x86 (AVX) mnemonics. On any other CPU (an aarch64 laptop, say) every
+count is 0, so `class_table` then carries a note saying so instead of letting the zeros pass for
+a finding.
 """
 from __future__ import annotations
 
+import platform
 import re
 from collections import Counter
 
@@ -21,9 +26,36 @@ INSTRUCTION_CLASSES = {
 
 _INSTRUCTION = re.compile(r"^[ \t]+([a-z][a-z0-9]*)\b", re.MULTILINE)
 
+_X86 = ("x86_64", "amd64", "x86", "i386", "i486", "i586", "i686")
+
+
+def target_architecture(target=None) -> str:
+    """The CPU architecture code is generated for: from the target's LLVM triple where it has
+    one, else this machine's (the lessons compile for the host)."""
+    triple = ""
+    if target is not None:
+        triple = str(getattr(target, "attrs", {}).get("mtriple", "") or "")
+    return (triple.split("-")[0] if triple else platform.machine()).lower() or "unknown"
+
+
+def is_x86(architecture: str) -> bool:
+    return architecture.lower() in _X86
+
+
+def non_x86_note(architecture: str) -> str:
+    """Why the counts say nothing on a CPU that is not x86; empty on x86."""
+    if is_x86(architecture):
+        return ""
+    return (
+        f"Note: this code is for {architecture}, not x86. The classes counted here are x86 instructions "
+        "(vfmadd...ps, vgather..., vmovups), so every count is 0 and this table says nothing about the code "
+        "LLVM generated for this machine. The text around it describes what LLVM generates on x86 machines "
+        "such as the course machines."
+    )
+
 
 def assembly(executable) -> str:
-    """The host module's assembly text (x86 for this machine's LLVM target)."""
+    """The host module's assembly text, for this machine's LLVM target."""
     return executable.mod.inspect_source("asm")
 
 
@@ -44,8 +76,10 @@ def classify(counts: Counter) -> dict[str, int]:
     }
 
 
-def class_table(executables: dict, title: str = "") -> Table:
-    """One column per compiled variant, one row per instruction class."""
+def class_table(executables: dict, title: str = "", target=None) -> Table:
+    """One column per compiled variant, one row per instruction class; on a CPU that is not x86
+    (`target`'s, else this machine's) the table carries a note that its counts mean nothing there."""
     per_variant = {name: classify(instruction_counts(exe)) for name, exe in executables.items()}
     rows = [(label, *(str(per_variant[name][label]) for name in executables)) for label in INSTRUCTION_CLASSES]
-    return Table.of(("instructions in the code", *executables), rows, title)
+    return Table.of(("x86 instructions in the code", *executables), rows, title,
+                    note=non_x86_note(target_architecture(target)))

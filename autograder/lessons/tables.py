@@ -12,10 +12,11 @@ class Table:
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     title: str = ""
+    note: str = ""  # a paragraph shown under the table, e.g. why its numbers mean little here
 
     @classmethod
-    def of(cls, columns: Sequence[str], rows: Sequence[Sequence[object]], title: str = "") -> "Table":
-        return cls(tuple(columns), tuple(tuple(str(cell) for cell in row) for row in rows), title)
+    def of(cls, columns: Sequence[str], rows: Sequence[Sequence[object]], title: str = "", note: str = "") -> "Table":
+        return cls(tuple(columns), tuple(tuple(str(cell) for cell in row) for row in rows), title, note)
 
     def column(self, name: str) -> list[str]:
         index = self.columns.index(name)
@@ -28,6 +29,8 @@ class Table:
         lines = [f"**{self.title}**", ""] if self.title else []
         lines += [line(self.columns), line(["---"] * len(self.columns))]
         lines += [line(row) for row in self.rows]
+        if self.note:
+            lines += ["", self.note]
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -39,6 +42,8 @@ class Table:
         lines = [self.title] if self.title else []
         lines += [line(self.columns), line(["-" * w for w in widths])]
         lines += [line(row) for row in self.rows]
+        if self.note:
+            lines += ["", self.note]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
