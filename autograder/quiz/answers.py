@@ -19,8 +19,9 @@ from .model import ReleasedQuiz, ReleasedQuestion
 from .yaml_lines import YamlProblem, load_lined_file
 
 _LETTER_LIST_SPLIT = re.compile(r"[\s,;]+")
-_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
-_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")  # 3,211,264
+# ASCII digits only ([0-9], not \d, which in Python also matches "１４" or "١٤"): as quiz-hashing.js.
+_NUMBER = re.compile(r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$")
+_THOUSANDS = re.compile(r"^[+-]?[0-9]{1,3}(,[0-9]{3})+(\.[0-9]*)?$")  # 3,211,264
 
 
 class AnswerError(ValueError):

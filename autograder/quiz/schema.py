@@ -17,7 +17,7 @@ from .yaml_lines import LinedData
 SCHEMA_FILES = {"instructor": "quiz.schema.json", "released": "released.schema.json"}
 _TYPE_WORDS = {"number": "a number", "string": "text", "boolean": "true or false",
                "array": "a list", "object": "a mapping", "integer": "a whole number"}
-_NUMBER_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_NUMBER_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$", re.ASCII)
 
 
 @functools.cache

@@ -50,6 +50,13 @@ def test_typed_text(questions):
         parse_answer_text(questions["count"], "0,5")
 
 
+@pytest.mark.parametrize("typed", ["\uff11\uff14", "\u0661\u0664", "1\u0664", "\uff11,\uff10\uff12\uff14", "\u0661e2"])
+def test_only_ascii_digits_are_numbers_as_in_the_browser(questions, typed):
+    # Python's \d also matches full-width and Arabic-Indic digits; quiz-hashing.js reads 0-9 only.
+    with pytest.raises(AnswerError, match="type a number"):
+        parse_answer_text(questions["count"], typed)
+
+
 def test_an_answers_file_reports_unknown_ids_and_bad_types_by_line(sample_quiz_file, write_file):
     quiz = load(sample_quiz_file).released
     sheet = load_answers(write_file("a.yaml", "pick-one: b\nnope: 3\ncount: '14'\n"), quiz)

@@ -52,7 +52,7 @@ def answers_for(question) -> list:
     if question.type == "numeric":
         tol = question.tolerance
         return [question.answer, question.answer + tol / 2, question.answer + 3 * tol + 1, 0.0, -1.0,
-                *(m.answer for m in question.mistakes)]
+                *(m.answer for m in question.mistakes), 1e300, -1e300, 1e18]
     if question.type == "text":
         texts = accepted_texts({"accept": question.accept, "patterns": question.patterns,
                                 "case_sensitive": question.case_sensitive})

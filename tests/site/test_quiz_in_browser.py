@@ -204,3 +204,12 @@ def test_phone_and_tablet_widths_need_no_sideways_scrolling(browser, tiny_site, 
         "labels => labels.map(l => l.getBoundingClientRect().height)")
     assert min(heights) >= 44
     context.close()
+
+
+def test_a_number_too_far_out_for_the_grid_is_wrong_as_in_python(lesson):
+    page = lesson
+    feedback = answer_and_check(page, "ratio", "1e300")
+    assert feedback.startswith("✗ Not yet.") and "far outside any accepted answer" in feedback
+    assert "Speedup is the old time over the new time." in feedback
+    assert status(page, "ratio") == "wrong"
+    assert page.errors == []

@@ -100,7 +100,10 @@
     try {
       canonical = canonicalAnswer(question, answer.value);
     } catch (err) {
-      return Promise.resolve({ status: "invalid", feedback: [], message: err.message });
+      // A number too far out to place on the tolerance grid is far from every accepted answer:
+      // wrong, as check_question says, not unreadable.
+      return Promise.resolve({ status: "wrong", feedback: question.feedback ? [question.feedback] : [],
+        message: answer.value + " is far outside any accepted answer" });
     }
     return H.openEntry(question.accept, salt, question.id, H.ANSWER, canonical).then(function (explanation) {
       if (explanation !== null) return { status: "correct", explanation: explanation, feedback: [] };
@@ -124,6 +127,7 @@
         "; try again.</p>";
     }
     return '<p class="verdict"><span aria-hidden="true">\u2717</span> Not yet.</p>' +
+      (result.message ? "<p>" + escapeHtml(result.message) + ".</p>" : "") +
       result.feedback.map(function (text) { return '<div class="feedback-item">' + textToHtml(text) + "</div>"; })
         .join("");
   }
