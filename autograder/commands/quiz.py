@@ -4,7 +4,7 @@ The quiz package is imported inside the handlers, so that building the `tvm-cour
 (for any command) does not pay for importing jsonschema.
 
 Exit codes: 0 ok (or every answer correct), 1 checked but not all correct, or the quiz is
-invalid, 2 usage errors (a missing file, bad arguments).
+invalid, 2 usage errors (a missing file, bad arguments, an -o file that cannot be written).
 """
 from __future__ import annotations
 
@@ -62,6 +62,19 @@ def _missing(*paths: str) -> bool:
             print(f"tvm-course quiz: no such file: {path}", file=sys.stderr)
             return True
     return False
+
+
+def _write_output(path: str, write) -> int:
+    """Run `write()`, which writes `path`; a path that cannot be written is a usage error, one line."""
+    if Path(path).is_dir():
+        print(f"tvm-course quiz: cannot write {path}: it is a directory; give a file name", file=sys.stderr)
+        return USAGE
+    try:
+        write()
+    except OSError as err:
+        print(f"tvm-course quiz: cannot write {path}: {err.strerror or err}", file=sys.stderr)
+        return USAGE
+    return OK
 
 
 def _report(problems) -> None:
@@ -157,7 +170,9 @@ def run_release(args) -> int:
     if quiz is None:
         return NOT_OK
     document = release(quiz)
-    write_released(document, Path(args.output))
+    status = _write_output(args.output, lambda: write_released(document, Path(args.output)))
+    if status != OK:
+        return status
     print(f"wrote {args.output}: {len(document['questions'])} questions, key replaced by salted hashes")
     return OK
 
@@ -191,7 +206,9 @@ def run_gift(args) -> int:
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        status = _write_output(args.output, lambda: Path(args.output).write_text(text, encoding="utf-8"))
+        if status != OK:
+            return status
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)

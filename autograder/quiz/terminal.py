@@ -62,7 +62,12 @@ def _read_answer(question: ReleasedQuestion, ask: Callable[[str], str], out: Tex
                 path = Path(text.strip()).expanduser()
                 if not path.is_file():
                     raise AnswerError(f"no file {str(path)!r}")
-                return path.read_text(encoding="utf-8")
+                try:
+                    return path.read_text(encoding="utf-8")
+                except UnicodeDecodeError:
+                    raise AnswerError(f"cannot read {str(path)!r}: it is not UTF-8 text") from None
+                except OSError as err:
+                    raise AnswerError(f"cannot read {str(path)!r}: {err.strerror or err}") from None
             return parse_answer_text(question, text)
         except AnswerError as err:
             print(f"  {err}; try again.", file=out)

@@ -51,6 +51,36 @@ def test_usage_errors_exit_2(tmp_path, sample):
     assert cli("release", sample).returncode == 2  # -o is required
 
 
+def _one_line_usage_error(result, path):
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    [line] = [l for l in result.stderr.splitlines() if not l.startswith("note: ")]
+    assert line.startswith(f"tvm-course quiz: cannot write {path}: "), line
+
+
+def test_outputs_that_cannot_be_written_are_usage_errors_not_tracebacks(tmp_path, sample):
+    _one_line_usage_error(cli("release", sample, "-o", tmp_path), tmp_path)  # a directory
+    assert "it is a directory" in cli("release", sample, "-o", tmp_path).stderr
+    _one_line_usage_error(cli("release", sample, "-o", "/proc/nope/x.yaml"), "/proc/nope/x.yaml")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    _one_line_usage_error(cli("release", sample, "-o", blocker / "x.json"), blocker / "x.json")
+    _one_line_usage_error(cli("gift", sample, "-o", tmp_path / "nonexist" / "x"), tmp_path / "nonexist" / "x")
+    _one_line_usage_error(cli("gift", sample, "-o", tmp_path), tmp_path)
+
+
+def test_take_asks_again_for_a_code_file_that_is_not_utf8(tmp_path):
+    from .test_rules import CODE_QUESTION
+
+    quiz = tmp_path / "with-code.yaml"
+    quiz.write_text(SAMPLE_QUIZ + CODE_QUESTION)
+    latin1 = tmp_path / "schedule.py"
+    latin1.write_bytes("# caf\u00e9\ndef schedule(sch):\n    pass\n".encode("latin-1"))
+    result = cli("take", quiz, stdin="\n" * 6 + f"{latin1}\n")
+    assert result.returncode == 1  # nothing answered; no crash
+    assert f"cannot read {str(latin1)!r}: it is not UTF-8 text; try again." in result.stdout
+    assert result.stdout.rstrip().endswith("0 / 7 correct")
+
+
 @pytest.mark.parametrize("quiz_path", COURSE_QUIZZES, ids=lambda p: p.stem)
 def test_key_then_check_gives_full_marks_on_both_copies(tmp_path, quiz_path):
     key = cli("key", quiz_path)
