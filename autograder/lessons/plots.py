@@ -1,5 +1,15 @@
-"""The lessons' figures: speedup bars and the cost model's predicted-versus-measured views."""
+"""The lessons' figures: speedup bars and the cost model's predicted-versus-measured views.
+
+Each helper returns a `Plot`: the matplotlib figure and a one-line summary of what it shows,
+computed from the same measured data. In a notebook a Plot shows the figure, with the summary as
+its alt text (output metadata `image/png` -> `alt`, which nbconvert writes into the page's <img>),
+and then prints the summary, so that what the plot says is also there as text.
+"""
 from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -10,7 +20,81 @@ def _pyplot():
     return plt
 
 
-def speedup_bars(comparison, title: str = ""):
+@dataclass
+class Plot:
+    """A figure and a one-line text summary of it, computed from the plotted data."""
+
+    figure: object  # matplotlib.figure.Figure
+    summary: str
+
+    def png(self) -> bytes:
+        buffer = io.BytesIO()
+        self.figure.savefig(buffer, format="png", bbox_inches="tight")
+        return buffer.getvalue()
+
+    def mimebundle(self) -> tuple[dict, dict]:
+        """(data, metadata) of the figure's display output: the PNG with the summary as its alt text."""
+        data = {"image/png": base64.b64encode(self.png()).decode("ascii"), "text/plain": f"<plot: {self.summary}>"}
+        return data, {"image/png": {"alt": self.summary}}
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        data, metadata = self.mimebundle()
+        display(data, raw=True, metadata=metadata)
+        print(self.summary)
+
+    def __repr__(self) -> str:
+        return f"<plot: {self.summary}>"
+
+
+def _finish(fig, summary: str) -> Plot:
+    """Take the figure away from pyplot (the Plot displays it, once) and pair it with its summary."""
+    _pyplot().close(fig)
+    return Plot(fig, summary)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3f} ms"
+
+
+def speedup_summary(comparison, title: str = "") -> str:
+    parts = []
+    for name in comparison.names:
+        s = comparison.speedup(name)
+        if name == comparison.baseline:
+            parts.append(f"{name} 1.00x (the baseline)")
+        else:
+            parts.append(f"{name} {s.median:.2f}x (middle half {s.q1:.2f}x to {s.q3:.2f}x)")
+    lead = f"Bar chart{': ' + title if title else ''}. Speedup over '{comparison.baseline}', >1 is faster: "
+    return lead + "; ".join(parts) + "."
+
+
+def predicted_vs_measured_summary(scores, seconds, title: str = "") -> str:
+    scores, seconds = np.asarray(scores), np.asarray(seconds)
+    n = len(seconds)
+    top = int(np.argmax(scores))
+    rank = int(np.sum(seconds < seconds[top])) + 1
+    return (
+        f"Scatter plot{': ' + title if title else ''}. {n} held-out candidates measured from "
+        f"{_ms(seconds.min())} to {_ms(seconds.max())}; the model's first pick takes {_ms(seconds[top])}, "
+        f"rank {rank} of {n} by measured time (1 is the fastest, {_ms(seconds.min())})."
+    )
+
+
+def search_curves_summary(model_curve, random_curve, title: str = "") -> str:
+    model_curve, random_curve = np.asarray(model_curve), np.asarray(random_curve)
+    n = len(model_curve)
+    best = float(model_curve[-1])
+    found = int(np.argmax(model_curve <= best)) + 1
+    return (
+        f"Step chart{': ' + title if title else ''}. In the model's order the best time, {_ms(best)}, "
+        f"is found after {found} of {n} measurements; after {found} measurements in a random order "
+        f"the best time found is {_ms(float(random_curve[found - 1]))} on average."
+    )
+
+
+def speedup_bars(comparison, title: str = "") -> Plot:
     """Median speedup over the baseline per variant, whiskers at the middle half of the rounds."""
     plt = _pyplot()
     names = comparison.names
@@ -28,10 +112,10 @@ def speedup_bars(comparison, title: str = ""):
     ax.set_xlim(0, max(1.2, float(np.max(medians + errors[1])) * 1.25))
     ax.set_title(title)
     fig.tight_layout()
-    return fig
+    return _finish(fig, speedup_summary(comparison, title))
 
 
-def predicted_vs_measured(scores, seconds, title: str = ""):
+def predicted_vs_measured(scores, seconds, title: str = "") -> Plot:
     """The model's score against measured time for held-out candidates (log time axis)."""
     plt = _pyplot()
     scores, seconds = np.asarray(scores), np.asarray(seconds)
@@ -51,10 +135,10 @@ def predicted_vs_measured(scores, seconds, title: str = ""):
     ax.legend(loc="best", fontsize="small")
     ax.set_title(title)
     fig.tight_layout()
-    return fig
+    return _finish(fig, predicted_vs_measured_summary(scores, seconds, title))
 
 
-def search_curves(model_curve, random_curve, title: str = ""):
+def search_curves(model_curve, random_curve, title: str = "") -> Plot:
     """Best time found so far against measurements spent: the model's order vs a random one."""
     plt = _pyplot()
     steps = np.arange(1, len(model_curve) + 1)
@@ -66,4 +150,4 @@ def search_curves(model_curve, random_curve, title: str = ""):
     ax.legend(loc="best", fontsize="small")
     ax.set_title(title)
     fig.tight_layout()
-    return fig
+    return _finish(fig, search_curves_summary(model_curve, random_curve, title))

@@ -6,6 +6,9 @@ images a Markdown cell links to are embedded too. Before rendering:
 
 - interactive widget outputs (e.g. a quiz shown with ipywidgets) are replaced by a note: a
   static page cannot run them, and the lesson page has its own quiz at the bottom;
+- every image gets alt text: the one its output carries (metadata `image/png` -> `alt`, which
+  the lessons' plot helpers set to a summary of the plotted data, printed after the plot too),
+  else a plain statement that the figure has no text description;
 - the cell tags `remove-cell`, `remove-input` and `remove-output` hide what they say.
 """
 from __future__ import annotations
@@ -20,6 +23,8 @@ from nbformat.v4 import new_output
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_NOTE = "(An interactive widget is shown here when the notebook runs in JupyterLab.)"
+IMAGE_TYPES = ("image/png", "image/jpeg")
+FALLBACK_ALT = "A figure drawn by the code above; it has no text description."
 _HEADING = re.compile(r"^\s{0,3}#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
@@ -58,6 +63,32 @@ def without_widgets(notebook: NotebookNode) -> NotebookNode:
     return notebook
 
 
+def image_alt_text(output: NotebookNode, cell: NotebookNode | None = None) -> str | None:
+    """The alt text an image output carries (per image type, then the output's, then the cell's)."""
+    metadata = output.get("metadata", {})
+    for mimetype in IMAGE_TYPES:
+        if mimetype in output.get("data", {}):
+            alt = metadata.get(mimetype, {}).get("alt") or metadata.get("alt")
+            if alt:
+                return str(alt)
+    return (cell or {}).get("metadata", {}).get("alt") or None
+
+
+def with_alt_text(notebook: NotebookNode) -> NotebookNode:
+    """A copy in which every PNG or JPEG output has alt text (FALLBACK_ALT where it had none)."""
+    notebook = copy.deepcopy(notebook)
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            images = [m for m in IMAGE_TYPES if m in output.get("data", {})]
+            if not images:
+                continue
+            alt = image_alt_text(output, cell) or FALLBACK_ALT
+            metadata = output.setdefault("metadata", {})
+            for mimetype in images:
+                metadata.setdefault(mimetype, {})["alt"] = alt
+    return notebook
+
+
 def render_notebook(notebook: NotebookNode, folder: str | Path) -> RenderedNotebook:
     """HTML for the body of a lesson page; `folder` is where relative image links resolve."""
     from nbconvert import HTMLExporter
@@ -70,6 +101,6 @@ def render_notebook(notebook: NotebookNode, folder: str | Path) -> RenderedNoteb
     config.TagRemovePreprocessor.remove_all_outputs_tags = {"remove-output"}
     exporter = HTMLExporter(config=config, template_name="basic", embed_images=True,
                             exclude_input_prompt=True, exclude_output_prompt=True)
-    cleaned = without_widgets(notebook)
+    cleaned = with_alt_text(without_widgets(notebook))
     body, _resources = exporter.from_notebook_node(cleaned, resources={"metadata": {"path": str(folder)}})
     return RenderedNotebook(first_heading(cleaned), body)

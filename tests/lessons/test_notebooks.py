@@ -108,6 +108,19 @@ def _images(notebook) -> int:
     )
 
 
+def _plots_have_text(notebook) -> None:
+    """Every plot carries its summary as alt text, and the same summary follows it as text."""
+    for index, cell in enumerate(notebook.cells):
+        outputs = cell.get("outputs", [])
+        for position, output in enumerate(outputs):
+            if "image/png" not in output.get("data", {}):
+                continue
+            alt = output.get("metadata", {}).get("image/png", {}).get("alt")
+            assert alt, f"cell {index}: a plot without alt text"
+            after = "".join(o.text for o in outputs[position + 1:] if o.output_type == "stream")
+            assert after.startswith(alt), f"cell {index}: the plot's summary is not printed after it"
+
+
 def _check_ran_here(notebook, elapsed: float, name: str):
     probe = json.loads(notebook.cells[-1].outputs[0].text)
     assert Path(probe["executable"]).resolve() == Path(sys.executable).resolve(), "the kernel ran outside this environment"
@@ -126,6 +139,8 @@ def test_two_levels_runs_top_to_bottom():
     assert "'padding inlined into the conv' is" in text
     assert "MISSING" not in text  # every renamed API resolves in the installed TVM
     assert _images(notebook) >= 3  # speedup bars, predicted vs measured, search curves
+    _plots_have_text(notebook)
+    assert "Bar chart: Graph level alone, then both levels. Speedup over 'unfused'" in text
 
 
 @pytest.mark.slow
@@ -139,3 +154,4 @@ def test_tiling_trace_runs_top_to_bottom():
     assert "device modules imported by the build: 0" in text
     assert 'extern "C" __global__' in text
     assert _images(notebook) >= 1
+    _plots_have_text(notebook)

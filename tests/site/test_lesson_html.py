@@ -73,3 +73,36 @@ def test_first_heading_is_the_first_level_one_heading():
                                    new_markdown_cell("# The *tiling* trace\n\nText")])
     assert first_heading(notebook) == "The tiling trace"
     assert first_heading(new_notebook(cells=[new_markdown_cell("## only level two")])) is None
+
+
+_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+def test_a_plot_gets_its_summary_as_alt_text_and_others_a_plain_one(executed_tiny):
+    from autograder.site.notebook_html import FALLBACK_ALT
+
+    summary = 'Bar chart: speedup over "unscheduled": journal 0.80x & register-blocked 2.41x.'
+    notebook = new_notebook(cells=[
+        new_code_cell("plots.speedup_bars(comparison)", outputs=[
+            new_output("display_data", data={"image/png": _PNG}, metadata={"image/png": {"alt": summary}}),
+            new_output("stream", name="stdout", text=summary + "\n")]),
+        new_code_cell("plt.show()", outputs=[new_output("display_data", data={"image/png": _PNG})]),
+    ])
+    assert _image_alts(render_notebook(notebook, ".").body_html) == [summary, FALLBACK_ALT]
+    # the executed tiny notebook's plain matplotlib plot gets the plain statement too
+    notebook, folder = executed_tiny
+    assert _image_alts(render_notebook(notebook, folder).body_html) == [FALLBACK_ALT]
+
+
+def _image_alts(html: str) -> list:
+    from html.parser import HTMLParser
+
+    alts = []
+
+    class Images(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag == "img":
+                alts.append(dict(attrs).get("alt"))
+
+    Images().feed(html)
+    return alts
