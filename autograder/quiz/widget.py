@@ -34,6 +34,7 @@ class QuestionView:
     def __init__(self, question: ReleasedQuestion, quiz: ReleasedQuiz, number: int, on_checked) -> None:
         self.question, self.quiz, self._on_checked = question, quiz, on_checked
         self.result: QuestionResult | None = None
+        self.edited = question.id in quiz.edited
         self.input = self._make_input()
         self.check_button = widgets.Button(description="Check", button_style="primary")
         self.check_button.on_click(lambda _button: self.check())
@@ -46,6 +47,11 @@ class QuestionView:
             parts.append(widgets.HTML("<br>".join(f"<b>{l})</b> {html.escape(t)}"
                                                   for l, t in zip(question.letters, question.items))))
         parts += [self.input, self.check_button, self.feedback]
+        if self.edited:
+            # As the terminal and the website: shown, but not checked and not scored.
+            self.check_button.disabled = True
+            self.feedback.value = ("<i>This question was changed after the quiz was released; "
+                                   "it is shown but not scored.</i>")
         self.box = widgets.VBox(parts, layout=widgets.Layout(border="1px solid #ddd", padding="6px", margin="4px 0"))
 
     def _make_input(self) -> widgets.Widget:
@@ -89,6 +95,9 @@ class QuestionView:
 
     def check(self) -> QuestionResult:
         q = self.question
+        if self.edited:
+            self.result = QuestionResult(q.id, q.type, "edited", messages=["changed after release; not scored"])
+            return self.result
         try:
             answer = self.answer()
         except AnswerError as err:
@@ -121,16 +130,16 @@ class QuizWidget(widgets.VBox):
 
     def __init__(self, quiz: ReleasedQuiz, **kwargs) -> None:
         self.quiz = quiz
-        self.views = [QuestionView(q, quiz, i, self._update_score) for i, q in enumerate(quiz.questions, start=1)
-                      if q.id not in quiz.edited]
+        self.views = [QuestionView(q, quiz, i, self._update_score) for i, q in enumerate(quiz.questions, start=1)]
         self.score = widgets.Label(value="")
         title = widgets.HTML(f"<h3>{html.escape(quiz.title)}</h3>" + (to_html(quiz.intro) if quiz.intro else ""))
         super().__init__([title] + [v.box for v in self.views] + [self.score], **kwargs)
         self._update_score()
 
     def _update_score(self) -> None:
-        correct = sum(1 for v in self.views if v.result is not None and v.result.correct)
-        self.score.value = f"{correct} / {len(self.views)} correct"
+        scored = [v for v in self.views if not v.edited]
+        correct = sum(1 for v in scored if v.result is not None and v.result.correct)
+        self.score.value = f"{correct} / {len(scored)} correct"
 
     def view(self, question_id: str) -> QuestionView:
         return next(v for v in self.views if v.question.id == question_id)

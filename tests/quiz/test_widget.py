@@ -47,6 +47,31 @@ def test_a_released_copy_renders_the_same_questions(tmp_path, sample_quiz_file):
     assert widget.view("pick-one").input.options == (("a) wrong one", "a"), ("b) right one", "b"), ("c) wrong two", "c"))
 
 
+def test_a_question_edited_after_release_is_shown_but_not_scored(tmp_path, sample_quiz_file):
+    """As in the terminal and on the website: the question stays, marked, and leaves the score."""
+    import yaml
+
+    from autograder.quiz.release import release, write_released
+
+    quiz, _ = load_instructor(sample_quiz_file)
+    out = tmp_path / "r.yaml"
+    write_released(release(quiz), out)
+    data = yaml.safe_load(out.read_text())
+    data["questions"][0]["choices"][0] = "wrong one (now looks right)"
+    out.write_text(yaml.safe_dump(data))
+    widget = build_widget(out)
+    assert [v.question.id for v in widget.views] == [q.id for q in quiz.questions]
+    view = widget.view("pick-one")
+    assert view.check_button.disabled and "changed after the quiz was released" in view.feedback.value
+    assert widget.score.value == "0 / 5 correct"
+    view.set_answer("b")
+    assert view.check().status == "edited"
+    assert widget.score.value == "0 / 5 correct"
+    widget.view("count").set_answer(14)
+    widget.view("count").check_button.click()
+    assert widget.score.value == "1 / 5 correct"
+
+
 def test_prompt_text_becomes_safe_html():
     assert to_html("use `split` <now>\n\nnext") == "<p>use <code>split</code> &lt;now&gt;</p><p>next</p>"
 
