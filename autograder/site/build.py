@@ -1,7 +1,9 @@
 """`tvm-course site build`: the static course website, from the project's own sources.
 
     _site/index.html                         the map (course/syllabus.yaml)
-    _site/lessons/<lesson id>.html           a lesson: its notebook executed, then its quiz
+    _site/lessons/<lesson id>.html           a lesson: where its numbers were measured (the
+                                             machine that executed it, when, which TVM), its
+                                             notebook executed, then its quiz
     _site/quizzes/<quiz id>.released.yaml    the released quiz, for checking code answers locally
     _site/assets/                            stylesheets and the quiz scripts
 
@@ -22,7 +24,7 @@ from typing import Callable
 from autograder import syllabus as syllabus_module
 
 from . import DEFAULT_OUT, course_map, pages
-from .executed import cached_path, executed_notebook
+from .executed import MeasuredOn, cached_path, executed_notebook
 from .notebook_html import render_notebook
 from .quiz_html import released_document, released_yaml, render_quiz
 
@@ -97,7 +99,8 @@ def build_site(out: str | Path = DEFAULT_OUT, syllabus_path: str | Path = syllab
                 html = pages.render(
                     "lesson.html", root="../", course=syllabus.course, unit_title=unit.title,
                     lesson=lesson, notebook_html=rendered.body_html, notebook_has_title=rendered.title is not None,
-                    quiz_html=quiz_html, assignments=[a for a in unit.assignments if a.after == lesson.id])
+                    quiz_html=quiz_html, assignments=[a for a in unit.assignments if a.after == lesson.id],
+                    measured_on=MeasuredOn.of(notebook))
                 _write(staging / page, html)
                 report.pages.append(page)
         _write(staging / "index.html", course_map.render_map(syllabus, question_counts))

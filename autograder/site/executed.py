@@ -27,6 +27,7 @@ import platform
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -37,12 +38,14 @@ KERNEL_NAME = "python3"
 CELL_TIMEOUT_S = 900
 CACHE_ENV = "TVM_COURSE_CACHE"
 # Bump when what is stored, or how it is keyed, changes.
-CACHE_FORMAT = "executed-notebook/v1"
+CACHE_FORMAT = "executed-notebook/v2"  # v2: the run's machine, date and TVM version in METADATA_KEY
 # Package files that lessons never import: changing them must not re-execute lessons.
 _NOT_IMPORTED_BY_LESSONS = ("site",)
 _SOURCE_SUFFIXES = (".py", ".json", ".yaml", ".yml")
 
-# Where an executed notebook records how its run went: {"executed_seconds": ..., "kernel_name": ...}.
+# Where an executed notebook records how and where its run went: {"executed_seconds", "kernel_name",
+# "executed_at" (UTC, ISO 8601), "cpu" (the CPU model), "machine" (e.g. x86_64), "tvm_version"};
+# the website shows the last four on each lesson page, since its numbers were measured there.
 METADATA_KEY = "tvm_course_execution"
 
 _memory: dict[str, NotebookNode] = {}
@@ -158,8 +161,64 @@ def execute(path: str | Path, *, kernel_name: str = KERNEL_NAME, cell_timeout_s:
             f"Is the kernel installed? `make venv` installs it; `jupyter kernelspec list` shows what is there."
         ) from None
     notebook.metadata[METADATA_KEY] = {"executed_seconds": round(time.monotonic() - started, 3),
-                                       "kernel_name": kernel_name}
+                                       "kernel_name": kernel_name, **run_environment()}
     return notebook
+
+
+def run_environment() -> dict[str, str]:
+    """Where and when a lesson runs now: what its measured numbers depend on."""
+    from datetime import datetime, timezone
+
+    return {
+        "executed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "cpu": cpu_model(),
+        "machine": platform.machine() or "unknown",
+        "tvm_version": _version("apache-tvm"),
+    }
+
+
+@dataclass(frozen=True)
+class MeasuredOn:
+    """Where an executed lesson's numbers were measured (None where the run did not record it)."""
+
+    cpu: str | None
+    machine: str | None
+    date: str | None  # YYYY-MM-DD, UTC
+    tvm_version: str | None
+
+    @classmethod
+    def of(cls, notebook: NotebookNode) -> "MeasuredOn":
+        info = notebook.metadata.get(METADATA_KEY, {}) or {}
+
+        def text(key: str) -> str | None:
+            value = info.get(key)
+            return str(value) if value else None
+
+        executed_at = text("executed_at")
+        return cls(text("cpu"), text("machine"), executed_at[:10] if executed_at else None, text("tvm_version"))
+
+
+def cpu_model(cpuinfo: str | Path = "/proc/cpuinfo") -> str:
+    """This machine's CPU model as Linux reports it (else lscpu's, else Python's best guess)."""
+    try:
+        text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() in ("model name", "hardware", "cpu model") and value.strip():
+            return value.strip()
+    try:
+        import subprocess
+
+        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        lscpu = ""
+    for line in lscpu.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() == "model name" and value.strip():
+            return value.strip()
+    return platform.processor() or platform.machine() or "an unknown CPU"
 
 
 def _store(notebook: NotebookNode, target: Path) -> None:

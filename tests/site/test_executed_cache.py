@@ -67,6 +67,9 @@ def test_executes_once_then_serves_the_cache(use_cache, tmp_path):
     first_seconds = time.monotonic() - started
     assert "run " + str(tmp_path) in _stdout(first)  # a real kernel, running in the notebook's folder
     assert first.metadata[executed.METADATA_KEY]["executed_seconds"] > 0
+    recorded = first.metadata[executed.METADATA_KEY]
+    assert recorded["cpu"] == executed.cpu_model() and recorded["tvm_version"] == executed._version("apache-tvm")
+    assert recorded["executed_at"].endswith("+00:00") and recorded["machine"]
     assert cached_path(path).is_file()
 
     executed.clear_memory()  # as a new process would: from the file, not from memory
@@ -110,3 +113,10 @@ def test_a_damaged_cache_entry_is_executed_again(use_cache, tmp_path):
     executed.clear_memory()
     assert "fresh" in _stdout(executed_notebook(path))
     assert nbformat.read(target, as_version=4).cells  # replaced by a good entry
+
+
+def test_cpu_model_reads_linux_cpuinfo(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9654 96-Core Processor\n")
+    assert executed.cpu_model(cpuinfo) == "AMD EPYC 9654 96-Core Processor"
+    assert executed.cpu_model(tmp_path / "absent")  # falls back to lscpu or Python, never empty

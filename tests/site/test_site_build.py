@@ -70,6 +70,34 @@ def test_quiz_link_text(scored, code, text):
     assert QuizCount(scored, code).link_text() == text
 
 
+def test_a_lesson_page_says_where_and_when_its_numbers_were_measured(tiny_site):
+    import platform
+    from html import unescape
+
+    from autograder.site.executed import _version, cpu_model
+
+    lesson = unescape(re.sub(r"\s+", " ", (tiny_site / "lessons" / "tiny.html").read_text(encoding="utf-8")))
+    banner = lesson[lesson.index('<aside class="measured-on"'):lesson.index("</aside>")]
+    assert "Measured on the machine that built this site, not on yours." in banner
+    assert f"{cpu_model()} ({platform.machine()})" in banner  # the tests build on this machine
+    assert f"TVM {_version('apache-tvm')}, one TVM thread" in banner
+    assert re.search(r"at build time, on \d{4}-\d{2}-\d{2} \(UTC\)", banner)
+    assert lesson.index('<aside class="measured-on"') < lesson.index('<article class="notebook">')
+
+
+def test_the_banner_survives_a_run_that_recorded_nothing():
+    from nbformat.v4 import new_notebook
+
+    from autograder.site import pages
+    from autograder.site.executed import MeasuredOn
+
+    unknown = MeasuredOn.of(new_notebook())
+    assert unknown == MeasuredOn(None, None, None, None)
+    html = pages.render("lesson.html", root="../", course="c", unit_title="u", lesson={"title": "L"},
+                        notebook_html="", notebook_has_title=False, quiz_html="", assignments=[], measured_on=unknown)
+    assert "a CPU the build did not record" in html and "TVM (version not recorded)" in html
+
+
 def test_every_page_is_a_complete_responsive_document(tiny_site):
     for page in ("index.html", "lessons/tiny.html"):
         html = (tiny_site / page).read_text(encoding="utf-8")
