@@ -71,6 +71,65 @@ def answer_positions(questions: list, lined: LinedData, file: str) -> list[Probl
                     "warning", path=path)]
 
 
+def _plain_texts(data: dict, questions: list[tuple[int, dict]]):
+    """(path, description, text) for every text a released copy shows in plain: the intro, and each
+    question's prompt, choice texts, items and question-level feedback."""
+    if isinstance(data.get("intro"), str):
+        yield ("intro",), "the intro", data["intro"]
+    for index, question in questions:
+        qid = question["id"]
+        base = ("questions", index)
+        yield base + ("prompt",), f"the prompt of {qid!r}", question["prompt"]
+        for i, choice in enumerate(question.get("choices", [])):
+            yield base + ("choices", i, "text"), f"choice {hashing.LETTERS[i]} of {qid!r}", choice["text"]
+        for i, item in enumerate(question.get("items", [])):
+            yield base + ("items", i), f"item {i + 1} of {qid!r}", item
+        if isinstance(question.get("feedback"), str):
+            yield base + ("feedback",), f"the feedback of {qid!r}", question["feedback"]
+
+
+def _readable_answers(question: dict) -> list[tuple[str, re.Pattern]]:
+    """The answers of a text or numeric question, each with a whole-word pattern that finds it in text."""
+    if question["type"] == "text":
+        if question.get("case_sensitive"):
+            return []  # matched case-blind below, which would over-report; rare enough to leave out
+        return [(a, re.compile(rf"(?<![\w.]){re.escape(a)}(?![\w]|\.\d)"))
+                for a in accepted_texts(question) if len(a) >= 2]
+    if question["type"] == "numeric":
+        answer = question["answer"]
+        if not (math.isfinite(answer) and float(answer).is_integer()):
+            return []
+        forms = dict.fromkeys([str(int(answer)), f"{int(answer):,}"])
+        return [(f, re.compile(rf"(?<![\w.,]){re.escape(f)}(?![\w]|[.,]\d)")) for f in forms]
+    return []
+
+
+def answers_in_other_texts(data: dict, questions: list, lined: LinedData, file: str) -> list[Problem]:
+    """A warning wherever a plain text of the quiz (the intro, a prompt, a choice, an item, a hint)
+    contains an accepted answer of a text question or the whole-number answer of a numeric one: all
+    questions are on screen together, so one would answer another. A question's own hint is left
+    to _warn_if_feedback_gives_away."""
+    kept = [(i, q) for i, q in questions if isinstance(q, dict)]
+    answers = [(i, q, _readable_answers(q)) for i, q in kept]
+    problems = []
+    for path, where, text in _plain_texts(data, kept):
+        plain = hashing.normalize_text(text)
+        for index, question, forms in answers:
+            if path == ("questions", index, "feedback"):
+                continue
+            matches = [a for a, pattern in forms if pattern.search(plain)]
+            if not matches:
+                continue
+            found = max(matches, key=len)
+            line = lined.line_of(("questions", index))
+            problems.append(Problem(
+                file, lined.line_for(path), format_path(path),
+                f"{where} contains {found!r}, an answer of question {question['id']!r} (line {line}); "
+                "a released copy shows it in plain text next to that question: reword one of them",
+                "warning", path=path))
+    return problems
+
+
 def question_problems(question: dict, index: int, lined: LinedData, file: str) -> list[Problem]:
     report = _Reporter(lined, file, index)
     _RULES[question["type"]](question, report)

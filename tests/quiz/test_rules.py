@@ -127,3 +127,33 @@ def test_questions_with_errors_do_not_count_towards_the_pattern(write_file):
     broken = _single("again", 1).replace("        feedback: choice 3 is wrong\n", "")
     found = problems(write_file, SAMPLE_QUIZ + _single("more", 1) + broken)
     assert [p.severity for p in found] == ["error"]
+
+
+def test_an_answer_readable_in_another_question_is_a_warning(write_file):
+    """All questions are on screen at once: a prompt, choice, item, hint or the intro must not hold
+    another question's text answer, or a numeric answer that is a whole number."""
+    text = (SAMPLE_QUIZ.replace("title: Sample quiz\n", "title: Sample quiz\nintro: Each axis has 14 tiles.\n")
+            .replace("prompt: Put in order", "prompt: Put the uses of `compute_at` in order")
+            .replace("      - text: wrong two\n", "      - text: wrong two, like sch.compute_at()\n")
+            .replace("feedback: some are right, some are not", "feedback: some are right, 1,014 are not")
+            .replace("items: [first, second, third, fourth]", "items: [first, second, 14 third, fourth]"))
+    found = problems(write_file, text)
+    assert {p.severity for p in found} == {"warning"}
+    where = {(p.key, p.line) for p in found}
+    assert where == {("intro", line_of(text, "intro:")),
+                     ("questions[5].prompt", line_of(text, "Put the uses")),
+                     ("questions[0].choices[2].text", line_of(text, "wrong two, like")),
+                     ("questions[5].items[2]", line_of(text, "items: ["))}
+    [intro] = [p for p in found if p.key == "intro"]
+    assert f"contains '14', an answer of question 'count' (line {line_of(text, 'id: count')})" in intro.message
+    [choice] = [p for p in found if p.key.startswith("questions[0]")]
+    assert "contains 'sch.compute_at()', an answer of question 'name'" in choice.message
+
+
+def test_near_misses_of_an_answer_are_not_reported(write_file):
+    text = (SAMPLE_QUIZ.replace("prompt: Put in order", "prompt: Use reverse_compute_at, 14.5 or 0.14 or 140 or 3,214")
+            .replace("prompt: Which is right?", "prompt: Which of 1,024 or 6,422,528 bytes or 16x14 is right?"))
+    assert problems(write_file, text) == []
+    big = text.replace("answer: 14\n", "answer: 6422528\n").replace("answer: 196\n", "answer: 3211264\n")
+    [problem] = problems(write_file, big)
+    assert problem.key == "questions[0].prompt" and "contains '6,422,528'" in problem.message
