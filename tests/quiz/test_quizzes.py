@@ -75,3 +75,13 @@ def test_the_key_scores_full_marks_in_process(path):
     quiz, _ = load_instructor(path)
     report = check_quiz(load(path).released, AnswerSheet(answers=answer_key(quiz)), skip_code=True)
     assert report.correct == report.total == len(quiz.questions) - 1
+
+
+def test_the_likeliest_near_miss_of_the_cost_model_verb_gets_its_own_feedback():
+    quiz = load(next(p for p in COURSE_QUIZZES if p.stem == "two-levels")).released
+    question = next(q for q in quiz.questions if q.id == "cost-model-verb")
+    from autograder.quiz.checking import check_question
+
+    for typed in ("predicts", " Predicts ", "predict"):
+        result = check_question(question, quiz.salt, typed)
+        assert result.status == "wrong" and result.feedback[0].startswith("Close: the model predicts"), typed
