@@ -9,6 +9,8 @@ What it changes from nbgrader's defaults, and why:
 - Autograde scores the test cells from the trusted re-grade of the answer cells' source
   (autograder/nbgrader_ext/preprocessors.py), not from what the student's kernel printed.
 - Feedback leaves out the code of hidden tests.
+- The released notebooks leave out the grading plan's metadata, which holds the answer key of
+  the tile arithmetic (generate_assignment strips it).
 - Grade cells a student deleted are put back, so every grade is recorded.
 """
 import os
@@ -23,7 +25,14 @@ from nbgrader.preprocessors import (
     LimitOutput,
 )
 
-from autograder.nbgrader_ext.preprocessors import ResilientExecute, SaveTrustedGrades, StartTrustedGrading
+from nbgrader.converters import GenerateAssignment
+
+from autograder.nbgrader_ext.preprocessors import (
+    ResilientExecute,
+    SaveTrustedGrades,
+    StartTrustedGrading,
+    StripInstructorMetadata,
+)
 
 c = get_config()  # noqa: F821 (nbgrader provides it)
 
@@ -36,6 +45,9 @@ c.Execute.startup_timeout = 120
 c.ResilientExecute.responsive_timeout = 10
 
 c.OverwriteCells.add_missing_cells = True
+
+# nbgrader's own steps, then the answer key and the rest of the grading plan go
+c.GenerateAssignment.preprocessors = [*GenerateAssignment.class_traits()["preprocessors"].default(), StripInstructorMetadata]
 
 c.Autograde.autograde_preprocessors = [
     StartTrustedGrading,

@@ -35,7 +35,7 @@ def run_instructor_demo(workers: int = 2, out: TextIO = sys.stdout) -> int:
         print(f"\n== {assignment}", file=out)
         release = release_assignment(root, assignment)
         leaks = release_leaks(release)
-        print(f"released {release}: " + ("solutions and hidden tests removed" if not leaks else f"LEAKS {leaks}"), file=out)
+        print(f"released {release}: " + ("solutions, hidden tests and the answer key removed" if not leaks else f"LEAKS {leaks}"), file=out)
         submitted = submit_samples(root, assignment)
         print(f"handed in {len(submitted)} samples (course/samples/{assignment}/):", file=out)
         for student, sample in submitted.items():

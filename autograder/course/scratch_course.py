@@ -60,11 +60,19 @@ LEAK_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HID
 
 
 def release_leaks(release: Path) -> list[str]:
-    """Solution or hidden-test markers left in a released assignment (there should be none)."""
+    """Solution or hidden-test markers, or the grading plan's metadata (with the answer key),
+    left in a released assignment (there should be none)."""
     import nbformat
+
+    from ..nbgrader_ext.plan import METADATA_KEY
 
     leaks = []
     for path in sorted(Path(release).glob("*.ipynb")):
-        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+        notebook = nbformat.read(path, as_version=4)
+        if METADATA_KEY in notebook.metadata:
+            leaks.append(f"{path.name}: '{METADATA_KEY}' notebook metadata")
+        for index, cell in enumerate(notebook.cells):
             leaks += [f"{path.name} cell {index}: {marker}" for marker in LEAK_MARKERS if marker in cell.source]
+            if METADATA_KEY in cell.get("metadata", {}):
+                leaks.append(f"{path.name} cell {index}: '{METADATA_KEY}' metadata (the grading plan and answer key)")
     return leaks

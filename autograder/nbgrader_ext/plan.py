@@ -4,7 +4,8 @@ Cells of a source notebook carry a `tvm_course` entry in their metadata:
 
     answer cell (an nbgrader solution cell):
         {"answer": "schedule", "problem": "tile-fused-conv"}     graded by the schedule pipeline
-        {"answer": "questions", "questions": "cpu-tile-arithmetic"}  read and marked, never run
+        {"answer": "questions", "questions": "cpu-tile-arithmetic",  read and marked, never run,
+         "key": {NAME: {"expected": NUMBER, "explanation": TEXT}}}  against this answer key
     test cell (an nbgrader grade cell):
         {"scores": "<answer cell's grade_id>", "part": "correctness" | "fusion" | "speed"}
         {"scores": "<answer cell's grade_id>"}                     (a question set: all of it)
@@ -12,7 +13,10 @@ Cells of a source notebook carry a `tvm_course` entry in their metadata:
         {"reports": "<answer cell's grade_id>"}                   shows the trusted verdict in feedback
 
 The plan is read from the course's source notebook, never from the submission, so a student
-who edits their notebook's metadata changes nothing about how it is graded.
+who edits their notebook's metadata changes nothing about how it is graded. None of this
+metadata is released: course/nbgrader_config.py has `nbgrader generate_assignment` strip it
+(StripInstructorMetadata), since the answer key is in it. A key must agree with the values the
+source notebook's solution cell computes.
 """
 from __future__ import annotations
 
@@ -22,7 +26,8 @@ from pathlib import Path
 
 from ..problems import PROBLEMS
 from .credit import PARTS
-from .questions import QUESTION_SETS
+from .questions import QUESTION_SETS, AnswerKeyError, KeyedQuestion, answer_key
+from .safe_arithmetic import read_assignments
 
 METADATA_KEY = "tvm_course"
 
@@ -36,6 +41,7 @@ class Answer:
     grade_id: str
     kind: str  # "schedule" or "questions"
     name: str  # the problem, or the question set
+    key: tuple[KeyedQuestion, ...] = field(default=(), repr=False)  # a question set's answers (instructor-only)
 
 
 @dataclass(frozen=True)
@@ -68,7 +74,7 @@ def plan_from_notebook(notebook: dict) -> GradingPlan:
         if not grade_id:
             raise PlanError(f"{where}: a cell with '{METADATA_KEY}' metadata needs an nbgrader grade_id")
         if "answer" in entry:
-            plan.answers[grade_id] = _answer(entry, grade_id, nbgrader, where)
+            plan.answers[grade_id] = _answer(entry, grade_id, nbgrader, where, cell)
         elif "scores" in entry:
             if not nbgrader.get("grade") or nbgrader.get("solution"):
                 raise PlanError(f"{where}: a 'scores' cell must be an nbgrader test cell (grade: true, solution: false)")
@@ -81,7 +87,7 @@ def plan_from_notebook(notebook: dict) -> GradingPlan:
     return plan
 
 
-def _answer(entry: dict, grade_id: str, nbgrader: dict, where: str) -> Answer:
+def _answer(entry: dict, grade_id: str, nbgrader: dict, where: str, cell: dict) -> Answer:
     if not nbgrader.get("solution"):
         raise PlanError(f"{where}: an answer cell must be an nbgrader solution cell")
     kind = entry["answer"]
@@ -92,8 +98,27 @@ def _answer(entry: dict, grade_id: str, nbgrader: dict, where: str) -> Answer:
     if kind == "questions":
         if entry.get("questions") not in QUESTION_SETS:
             raise PlanError(f"{where}: unknown question set {entry.get('questions')!r}; known: {', '.join(QUESTION_SETS)}")
-        return Answer(grade_id, kind, entry["questions"])
+        try:
+            key = answer_key(entry["questions"], entry.get("key"))
+        except AnswerKeyError as error:
+            raise PlanError(f"{where}: {error}") from None
+        _check_key_against_solution(key, _source(cell), where)
+        return Answer(grade_id, kind, entry["questions"], key)
     raise PlanError(f"{where}: an answer is 'schedule' or 'questions', not {kind!r}")
+
+
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def _check_key_against_solution(key: tuple[KeyedQuestion, ...], solution: str, where: str) -> None:
+    computed = read_assignments(solution).values
+    for question in key:
+        value = computed.get(question.name)
+        if value is None or abs(value - question.expected) > 1e-9 * max(1.0, abs(question.expected)):
+            says = "does not assign it" if value is None else f"computes {value!r}"
+            raise PlanError(f"{where}: the answer key says {question.name} = {question.expected!r}, but the solution cell {says}")
 
 
 def _check_references(plan: GradingPlan) -> None:

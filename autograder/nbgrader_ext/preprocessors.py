@@ -11,6 +11,11 @@ course/nbgrader_config.py puts them into nbgrader's autograde pipeline:
                           whatever the kernel printed
 
 Test cells the plan does not name keep nbgrader's usual scoring from their output.
+
+And one for `nbgrader generate_assignment`:
+
+    StripInstructorMetadata  removes the grading plan's `tvm_course` metadata (with the tile
+                             arithmetic's answer key) from the released notebook
 """
 from __future__ import annotations
 
@@ -77,6 +82,17 @@ def start_grading(preprocessor, nb, resources) -> TrustedGrading | None:
     config = TrustedGrader(parent=preprocessor).grader_config()
     preprocessor.log.info("Trusted grading of %s started (answers: %s)", resources["nbgrader"]["student"], ", ".join(plan.answers))
     return TrustedGrading(plan, config).start(nb)
+
+
+class StripInstructorMetadata(NbGraderPreprocessor):
+    """Keeps the grading plan (and the answer key in it) out of the released notebook: the
+    trusted grader reads the plan from the source notebook, so students need none of it."""
+
+    def preprocess(self, nb, resources):
+        nb.metadata.pop(METADATA_KEY, None)
+        for cell in nb.cells:
+            cell.get("metadata", {}).pop(METADATA_KEY, None)
+        return nb, resources
 
 
 class StartTrustedGrading(NbGraderPreprocessor):

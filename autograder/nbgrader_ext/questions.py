@@ -1,25 +1,42 @@
 """Short numeric questions that go with the schedule problems: the tile arithmetic.
 
-Each question names the variable the student assigns in an answer cell and knows its right
-value, computed from the problem's shape (so the answers follow if a problem's shape
-changes). The values live here, in package code, not in the notebook's hidden-test text,
-which nbgrader's feedback can quote in a traceback.
+A question set names the variables a student assigns in an answer cell; that much is public
+(the visible check in the notebook looks for them). The right values are not here: this
+package is installed on the students' machines, so anything in it is theirs to read. The
+answer key is instructor-only data, in the `tvm_course` metadata of the answer cell of the
+course's *source* notebook (read with the grading plan, see plan.py), which
+`nbgrader generate_assignment` does not release (course/nbgrader_config.py strips it):
+
+    {"answer": "questions", "questions": "cpu-tile-arithmetic",
+     "key": {"TILE_BYTES": {"expected": NUMBER, "explanation": "how the number comes about"}, ...}}
+
+The plan checks the key against the source notebook's solution cell, and the course tests
+check it against the problem's shape, so the three cannot drift apart.
 """
 from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Mapping, Sequence
 
-from ..problems.workload import ConvShape
-
-FLOAT32_BYTES = 4
+# question set -> the variables its answer cell assigns, in the order they are marked
+QUESTION_SETS: dict[str, tuple[str, ...]] = {
+    "cpu-tile-arithmetic": ("TILES_PER_CHANNEL", "TILE_BYTES", "WHOLE_BYTES", "HALO_PIXELS"),
+    "gpu-tile-arithmetic": ("THREADS_PER_BLOCK", "BLOCKS", "SHARED_BYTES"),
+}
 
 
 @dataclass(frozen=True)
 class Question:
     name: str  # the variable the answer cell assigns
-    expected: int
+
+
+@dataclass(frozen=True)
+class KeyedQuestion:
+    """A question with its right value: built only from the instructor's answer key."""
+
+    name: str
+    expected: float
     explanation: str  # how the number comes about, for feedback
 
 
@@ -30,71 +47,42 @@ class Verdict:
     message: str
 
 
-def cpu_tile_arithmetic(shape: ConvShape = ConvShape(), tile: int = 16) -> tuple[Question, ...]:
-    _, channels, height, width = shape.output_shape
-    halo = tile + shape.kernel - 1
-    return (
-        Question(
-            "TILES_PER_CHANNEL",
-            (height // tile) * (width // tile),
-            f"{height}/{tile} = {height // tile} tile rows times {width}/{tile} = {width // tile} tile columns",
-        ),
-        Question(
-            "TILE_BYTES",
-            tile * tile * FLOAT32_BYTES,
-            f"one {tile}x{tile} tile of float32 conv outputs: {tile}*{tile}*{FLOAT32_BYTES} bytes",
-        ),
-        Question(
-            "WHOLE_BYTES",
-            channels * height * width * FLOAT32_BYTES,
-            f"the unfused intermediate holds every output: {channels}*{height}*{width}*{FLOAT32_BYTES} bytes",
-        ),
-        Question(
-            "HALO_PIXELS",
-            halo * halo,
-            f"a {tile}x{tile} output tile of a {shape.kernel}x{shape.kernel} convolution reads a "
-            f"({tile}+{shape.kernel - 1})x({tile}+{shape.kernel - 1}) window of each input channel",
-        ),
-    )
-
-
-def gpu_tile_arithmetic(shape: ConvShape = ConvShape(), tile: int = 16) -> tuple[Question, ...]:
-    _, channels, height, width = shape.output_shape
-    tiles = (height // tile) * (width // tile)
-    return (
-        Question("THREADS_PER_BLOCK", tile * tile, f"one thread per output pixel of a {tile}x{tile} tile"),
-        Question(
-            "BLOCKS",
-            shape.batch * channels * tiles,
-            f"one thread block per (channel, tile): {channels} channels times {tiles} tiles",
-        ),
-        Question(
-            "SHARED_BYTES",
-            2 * tile * tile * FLOAT32_BYTES,
-            f"the conv and bias-add intermediates of one tile in shared memory: 2*{tile}*{tile}*{FLOAT32_BYTES} bytes",
-        ),
-    )
-
-
-QUESTION_SETS: dict[str, Callable[[], tuple[Question, ...]]] = {
-    "cpu-tile-arithmetic": cpu_tile_arithmetic,
-    "gpu-tile-arithmetic": gpu_tile_arithmetic,
-}
+class AnswerKeyError(ValueError):
+    """The answer key in the source notebook does not fit its question set; the message says how."""
 
 
 def get_question_set(name: str) -> tuple[Question, ...]:
+    """The questions of a set, without their answers."""
     try:
-        return QUESTION_SETS[name]()
+        return tuple(Question(n) for n in QUESTION_SETS[name])
     except KeyError:
         raise KeyError(f"unknown question set {name!r}; known: {', '.join(QUESTION_SETS)}") from None
 
 
-def mark_answers(set_name: str, values: Mapping[str, object], problems: Mapping[str, str] | None = None) -> tuple[float, list[Verdict]]:
-    """The fraction of the set answered right (each question counts the same), and why."""
+def answer_key(set_name: str, key: object) -> tuple[KeyedQuestion, ...]:
+    """The questions of `set_name` with their answers, from the source notebook's `key` entry."""
+    names = [q.name for q in get_question_set(set_name)]
+    if not isinstance(key, Mapping):
+        raise AnswerKeyError(f"question set {set_name!r} needs an answer key: 'key': {{NAME: {{'expected': number, 'explanation': text}}}}")
+    if set(key) != set(names):
+        missing, extra = sorted(set(names) - set(key)), sorted(set(key) - set(names))
+        raise AnswerKeyError(f"the answer key of {set_name!r} must answer exactly {', '.join(names)} (missing: {missing}, not in the set: {extra})")
+    keyed = []
+    for name in names:
+        entry = key[name]
+        expected = entry.get("expected") if isinstance(entry, Mapping) else None
+        explanation = entry.get("explanation") if isinstance(entry, Mapping) else None
+        if not _is_number(expected) or not isinstance(explanation, str) or not explanation.strip():
+            raise AnswerKeyError(f"the answer key's {name} must be {{'expected': a number, 'explanation': text}}, not {entry!r}")
+        keyed.append(KeyedQuestion(name, expected, explanation))
+    return tuple(keyed)
+
+
+def mark_answers(key: Sequence[KeyedQuestion], values: Mapping[str, object], problems: Mapping[str, str] | None = None) -> tuple[float, list[Verdict]]:
+    """The fraction of the questions in `key` answered right (each counts the same), and why."""
     problems = problems or {}
-    questions = get_question_set(set_name)
     verdicts = []
-    for question in questions:
+    for question in key:
         given = values.get(question.name)
         if question.name in problems:
             verdicts.append(Verdict(question.name, False, f"{question.name}: could not be read ({problems[question.name]})"))
@@ -102,20 +90,30 @@ def mark_answers(set_name: str, values: Mapping[str, object], problems: Mapping[
             verdicts.append(Verdict(question.name, False, f"{question.name}: no answer (assign a number to {question.name})"))
         elif not _is_number(given):
             verdicts.append(Verdict(question.name, False, f"{question.name}: {given!r} is not a number"))
-        elif abs(float(given) - question.expected) <= 1e-9 * max(1, question.expected):
+        elif _equal(given, question.expected):
             verdicts.append(Verdict(question.name, True, f"{question.name} = {_show(given)}: right"))
         else:
             verdicts.append(
-                Verdict(question.name, False, f"{question.name} = {_show(given)}: not right; {question.explanation} = {question.expected}")
+                Verdict(question.name, False, f"{question.name} = {_show(given)}: not right; {question.explanation} = {_show(question.expected)}")
             )
     right = sum(v.right for v in verdicts)
-    return right / len(questions), verdicts
+    return (right / len(verdicts) if verdicts else 0.0), verdicts
 
 
 def _is_number(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+def _equal(given, expected) -> bool:
+    try:
+        return abs(float(given) - float(expected)) <= 1e-9 * max(1.0, abs(float(expected)))
+    except (OverflowError, ValueError):  # an int too large for a float is no tile size
+        return False
+
+
 def _show(value) -> str:
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        return "a very large number"
     return str(int(number)) if number.is_integer() else f"{number:g}"

@@ -116,7 +116,7 @@ def _mark_questions(answer: Answer, source: str | None) -> dict:
         fraction, verdicts, notes = 0.0, [], [f"the answer cell '{answer.grade_id}' is missing from the submission"]
     else:
         read = read_assignments(source)
-        fraction, verdicts = mark_answers(answer.name, read.values, read.problems)
+        fraction, verdicts = mark_answers(answer.key, read.values, read.problems)
         notes = read.notes
     return {
         "fraction": round(fraction, 4),

@@ -50,6 +50,7 @@ def test_leaked_solutions_are_found(tmp_path):
     shutil.copy(source_notebook("tiling"), tmp_path / "tiling.ipynb")  # a "release" that is the source
     assert any("BEGIN SOLUTION" in leak for leak in release_leaks(tmp_path))
     assert any("BEGIN HIDDEN TESTS" in leak for leak in release_leaks(tmp_path))
+    assert any("answer key" in leak for leak in release_leaks(tmp_path))
 
 
 def write_submission(root, student, when):

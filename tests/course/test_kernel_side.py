@@ -32,6 +32,11 @@ def test_answer_format_check_names_what_is_missing(capsys):
         kernel_side.check_answer_format("cpu-tile-arithmetic", {k: v for k, v in RIGHT.items() if k != "HALO_PIXELS"})
 
 
-def test_question_points_give_a_share_per_right_answer():
-    assert kernel_side.question_points("cpu-tile-arithmetic", RIGHT, out_of=4) == 4.0
-    assert kernel_side.question_points("cpu-tile-arithmetic", dict(RIGHT, TILE_BYTES=256), out_of=4) == 3.0
+def test_the_hidden_test_in_the_kernel_is_no_oracle(capsys):
+    # The answer key is not in the package: the kernel cannot tell right answers from wrong ones,
+    # and says that the instructor's grader checks them.
+    right = kernel_side.question_points("cpu-tile-arithmetic", RIGHT, out_of=4)
+    right_says = capsys.readouterr().out
+    wrong = kernel_side.question_points("cpu-tile-arithmetic", dict(RIGHT, TILE_BYTES=256), out_of=4)
+    assert right == wrong == 0.0 and capsys.readouterr().out == right_says
+    assert "checked when you submit" in right_says and "TILE_BYTES" in right_says

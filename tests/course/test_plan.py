@@ -25,6 +25,17 @@ def _cell(notebook, grade_id):
     return next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
 
 
+def _question_cell(notebook):
+    return next(c for c in notebook.cells if c.metadata.get("tvm_course", {}).get("answer") == "questions")
+
+
+def test_the_answer_key_comes_with_the_plan_from_the_source_notebook(assignment):
+    plan = load_plan(source_notebook(assignment))
+    (questions,) = [a for a in plan.answers.values() if a.kind == "questions"]
+    assert questions.key and all(q.explanation for q in questions.key)
+    assert str(questions.key[0].expected) not in repr(questions)  # not shown in logs of the plan
+
+
 @pytest.mark.parametrize(
     "change, says",
     [
@@ -35,6 +46,9 @@ def _cell(notebook, grade_id):
         (lambda nb: _cell(nb, "correctness").metadata["nbgrader"].update(grade=False), "must be an nbgrader test cell"),
         (lambda nb: _cell(nb, "self-check").metadata.update(tvm_course={"what": 1}), "needs one of"),
         (lambda nb: _cell(nb, "self-check").metadata["tvm_course"].update(reports="nowhere"), "reports on 'nowhere'"),
+        (lambda nb: _question_cell(nb).metadata["tvm_course"].pop("key"), "needs an answer key"),
+        (lambda nb: next(iter(_question_cell(nb).metadata["tvm_course"]["key"].values())).update(expected=7), "but the solution cell computes"),
+        (lambda nb: setattr(_question_cell(nb), "source", "### BEGIN SOLUTION\n### END SOLUTION"), "the solution cell does not assign"),
     ],
 )
 def test_inconsistent_metadata_is_refused_naming_the_cell(notebook, change, says):

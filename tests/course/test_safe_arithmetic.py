@@ -101,12 +101,16 @@ def test_hostile_answers_are_unreadable_fast_never_an_exception(source):
 
 
 def test_an_overflowing_answer_scores_zero_for_its_question_only():
+    from autograder.nbgrader_ext.plan import load_plan
     from autograder.nbgrader_ext.questions import mark_answers
+
+    from .conftest import source_notebook
 
     read = read_assignments("TILES_PER_CHANNEL = 196\nTILE_BYTES = 1" + "0" * 400)
     assert read.values == {"TILES_PER_CHANNEL": 196}
     assert "too large" in read.problems["TILE_BYTES"]
-    fraction, verdicts = mark_answers("cpu-tile-arithmetic", read.values, read.problems)
+    key = load_plan(source_notebook("tiling")).answers["tile-arithmetic"].key
+    fraction, verdicts = mark_answers(key, read.values, read.problems)
     by_name = {v.name: v for v in verdicts}
     assert by_name["TILES_PER_CHANNEL"].right and not by_name["TILE_BYTES"].right
     assert "could not be read" in by_name["TILE_BYTES"].message and fraction == 0.25
