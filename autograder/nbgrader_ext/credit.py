@@ -3,7 +3,9 @@
 An assignment notebook splits a problem's score into test cells, one per part: correctness,
 fusion and speed (the Result's credit keys are correctness, structure and speed). The same
 function scores a part in the student's self-check and in the instructor's trusted re-grade,
-so both say the same thing about the same Result.
+so both say the same thing about the same Result. A part that cannot be scored (no GPU here,
+or the grader itself failed: Result.grader_fault) is pending, None, which the gradebook records
+as needing manual grading, never as 0.
 """
 from __future__ import annotations
 
@@ -41,6 +43,13 @@ def score_part(result: Result, part: str) -> PartScore:
     if part not in PARTS:
         raise ValueError(f"unknown part {part!r}; parts: {', '.join(PARTS)}")
     credit_key, check_name = PARTS[part]
+    if getattr(result, "grader_fault", False):  # the grader's failure is no reason to score the student 0
+        reason = result.messages[0].strip().splitlines()[0] if result.messages else result.status
+        return PartScore(
+            part, None,
+            f"{part}: pending: the grader failed, not your schedule ({reason}); this part is not scored "
+            "until an instructor regrades the submission",
+        )
     if result.status == "needs-gpu":
         return PartScore(part, None, f"{part}: pending, no GPU here: the schedule compiled for CUDA and passed the static checks; it is scored on a GPU host (or through --rpc)")
     weight = getattr(get_problem(result.problem).weights, credit_key)

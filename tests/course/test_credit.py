@@ -47,3 +47,20 @@ def test_needs_gpu_is_pending_not_zero():
 def test_unknown_parts_are_refused():
     with pytest.raises(ValueError, match="correctness, fusion, speed"):
         score_part(passed(), "style")
+
+
+@pytest.mark.parametrize("status", ["error", "crashed", "timeout"])
+def test_a_grader_fault_is_pending_for_an_instructor_not_zero(status):
+    result = Result("tile-fused-conv", "cpu", status, grader_fault=True,
+                    messages=["internal grader error (not your code): the sandbox did not start within 60 s"])
+    for part in ("correctness", "fusion", "speed"):
+        score = score_part(result, part)
+        assert score.fraction is None and score.points(4) is None
+        assert "grader failed" in score.message and "instructor" in score.message and "regrade" in score.message
+        assert "the sandbox did not start" in score.message
+
+
+def test_a_grader_fault_of_a_gpu_problem_is_pending_too():
+    result = Result("gpu-fused-conv", "cuda", "error", grader_fault=True, messages=["cannot connect to the RPC tracker"])
+    score = score_part(result, "speed")
+    assert score.fraction is None and "grader failed" in score.message and "RPC tracker" in score.message

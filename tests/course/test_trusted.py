@@ -55,3 +55,17 @@ def test_the_source_is_taken_from_the_solution_cell_not_a_lookalike(tiling):
     decoy.source = "def schedule(sch):\n    pass"
     submission.cells.insert(0, decoy)
     assert answer_sources(submission, plan)["schedule"] == sample("ben").answers["schedule"].rstrip("\n")
+
+
+def test_a_grader_fault_leaves_the_schedule_parts_pending_and_the_rest_scored(tiling, monkeypatch):
+    from autograder import pipeline
+    from autograder.report import Result
+
+    def failing_grader(problem, source, config):
+        return Result(problem, "cpu", "error", grader_fault=True, messages=["internal grader error (not your code): the evaluator did not start"])
+
+    monkeypatch.setattr(pipeline, "grade_source", failing_grader)
+    verdicts = TrustedGrading(plan_from_notebook(tiling), FAST).start(build_submission(tiling, sample("ben"))).finish()
+    fractions = {k: v.fraction for k, v in verdicts.cells.items()}
+    assert fractions == {"correctness": None, "fusion": None, "speed": None, "tile-arithmetic-marks": 1.0}
+    assert "instructor regrades" in verdicts.cells["speed"].text
