@@ -85,3 +85,18 @@ def test_the_likeliest_near_miss_of_the_cost_model_verb_gets_its_own_feedback():
     for typed in ("predicts", " Predicts ", "predict"):
         result = check_question(question, quiz.salt, typed)
         assert result.status == "wrong" and result.feedback[0].startswith("Close: the model predicts"), typed
+
+
+@pytest.mark.parametrize("path", COURSE_QUIZZES, ids=lambda p: p.stem)
+def test_a_speed_threshold_named_in_a_prompt_is_the_graders_lowest_band(path):
+    import re
+
+    from autograder.problems import get_problem
+
+    quiz, _ = load_instructor(path)
+    for question in quiz.questions:
+        if question.type != "code" or "speed" not in question.require.get("checks", []):
+            continue
+        lowest = min(band.min_speedup for band in get_problem(question.problem).speed_bands)
+        named = [float(x) for x in re.findall(r"at least ([0-9.]+)x", question.prompt)]
+        assert named and all(x == lowest for x in named), (question.id, named, lowest)
