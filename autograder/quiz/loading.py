@@ -93,6 +93,7 @@ def _load_instructor(lined: LinedData, file: str) -> tuple[Quiz, list[Problem]]:
             problems += rules.question_problems(question, index, lined, file)
     _, broken = _split(problems, len(questions))
     problems += rules.answer_positions([q for i, q in enumerate(questions) if i not in broken], lined, file)
+    problems += rules.longest_choice_correct([q for i, q in enumerate(questions) if i not in broken], lined, file)
     problems += rules.answers_in_other_texts(data, [(i, q) for i, q in enumerate(questions) if i not in broken],
                                              lined, file)
     kept = [Question.from_data(q, lined.line_of(("questions", i))) for i, q in enumerate(questions)

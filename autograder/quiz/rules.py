@@ -71,6 +71,32 @@ def answer_positions(questions: list, lined: LinedData, file: str) -> list[Probl
                     "warning", path=path)]
 
 
+def longest_choice_correct(questions: list, lined: LinedData, file: str) -> list[Problem]:
+    """A warning when, in most single-choice questions (of three or more without errors), the correct
+    choice is strictly the longest: students learn to pick the longest answer without reading it."""
+    longest = []
+    total = 0
+    for question in questions:
+        if not isinstance(question, dict) or question.get("type") != "single":
+            continue
+        choices = [c for c in question.get("choices", []) if isinstance(c, dict)]
+        correct = [c for c in choices if c.get("correct")]
+        if len(correct) != 1:
+            continue
+        total += 1
+        length = len(hashing.normalize_text(correct[0]["text"]))
+        if all(len(hashing.normalize_text(c["text"])) < length for c in choices if c is not correct[0]):
+            longest.append(question["id"])
+    if total < SAME_POSITION_MIN_QUESTIONS or 2 * len(longest) <= total:
+        return []
+    path = ("questions",)
+    return [Problem(file, lined.line_for(path), format_path(path),
+                    f"in {Path(file).name}, the correct choice is the longest in {len(longest)} of {total} "
+                    f"single-choice questions ({', '.join(longest)}): students learn to pick the longest "
+                    "choice; make the wrong choices as substantive and the correct ones concise",
+                    "warning", path=path)]
+
+
 def _plain_texts(data: dict, questions: list[tuple[int, dict]]):
     """(path, description, text) for every text a released copy shows in plain: the intro, and each
     question's prompt, choice texts, items and question-level feedback."""

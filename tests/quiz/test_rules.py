@@ -157,3 +157,19 @@ def test_near_misses_of_an_answer_are_not_reported(write_file):
     big = text.replace("answer: 14\n", "answer: 6422528\n").replace("answer: 196\n", "answer: 3211264\n")
     [problem] = problems(write_file, big)
     assert problem.key == "questions[0].prompt" and "contains '6,422,528'" in problem.message
+
+
+def _single_longest_correct(qid, correct_at):
+    return _single(qid, correct_at).replace(f"choice {correct_at} of {qid}\n        correct: true",
+                                            f"choice {correct_at} of {qid}, the careful and complete one\n"
+                                            "        correct: true")
+
+
+def test_the_correct_choice_longest_in_most_single_choice_questions_is_a_warning(write_file):
+    text = SAMPLE_QUIZ + _single_longest_correct("more", 2) + _single_longest_correct("again", 3)
+    [problem] = problems(write_file, text)
+    assert problem.severity == "warning" and problem.key == "questions"
+    assert "the correct choice is the longest in 2 of 3 single-choice questions (more, again)" in problem.message
+    # One of three is chance; a tie for longest does not count; two questions are too few.
+    assert problems(write_file, SAMPLE_QUIZ + _single_longest_correct("more", 2) + _single("again", 3)) == []
+    assert problems(write_file, SAMPLE_QUIZ + _single_longest_correct("more", 2)) == []
