@@ -22,9 +22,12 @@ SUBMISSION = "submission.py"
 # to read the interpreter's own files (it runs as `nobody` when the grader runs as root).
 # Other modules a schedule might import work where the interpreter is readable by all users.
 PREIMPORTED = (
-    "bisect", "cmath", "collections", "copy", "dataclasses", "decimal", "enum", "fractions",
-    "functools", "heapq", "itertools", "json", "math", "numbers", "operator", "random", "re",
-    "statistics", "string", "textwrap", "typing", "numpy", "tvm", "tvm.s_tir", "tvm.tirx",
+    "bisect", "cmath", "collections", "contextlib", "copy", "dataclasses", "datetime", "decimal",
+    "enum", "fractions", "functools", "heapq", "html", "inspect", "itertools", "json", "math",
+    "numbers", "operator", "pprint", "random", "re", "statistics", "string", "textwrap", "typing",
+    "warnings", "numpy", "tvm", "tvm.s_tir", "tvm.tirx",
+    # A notebook's answer cell may import the course's own helpers (and is graded as written).
+    "autograder", "autograder.report", "autograder.notebook_api",
 )
 
 
