@@ -46,9 +46,9 @@ def check(page, question_id: str) -> str:
     """Press the question's Check button and return the feedback text once the page shows it."""
     article = question(page, question_id)
     handle = article.element_handle()
-    page.evaluate("el => { const f = el.querySelector('.feedback'); f.hidden = true; f.textContent = ''; }", handle)
+    page.evaluate("el => { el.querySelector('.feedback').textContent = ''; }", handle)
     article.locator("button[type=submit]").click()
-    page.wait_for_function("el => !el.querySelector('.feedback').hidden", arg=handle)
+    page.wait_for_function("el => el.querySelector('.feedback').textContent.trim() !== ''", arg=handle)
     return article.locator(".feedback").inner_text()
 
 

@@ -164,3 +164,11 @@ def test_choice_letters_match_the_released_order(tiny_quiz_path):
     single = next(q for q in document["questions"] if q["type"] == "single")
     for letter, text in zip(LETTERS, single["choices"]):
         assert re.search(rf'value="{letter}">\s*<span class="letter">{letter}\)</span> <span class="choice-text">{re.escape(text)}</span>', html)
+
+
+def test_live_regions_are_in_the_page_from_the_start(tiny_quiz_path):
+    # A live region that appears and fills in one step is not announced: each must be rendered,
+    # empty, before the page writes into it.
+    html = render_quiz(released_document(tiny_quiz_path), "../quizzes/tiny.released.yaml")
+    regions = re.findall(r'<[^>]+(?:role="status"|aria-live=)[^>]*>', html)
+    assert regions and all(not re.search(r"\shidden(\s|>|=)", region) for region in regions), regions

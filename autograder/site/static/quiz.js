@@ -188,7 +188,6 @@
 
     function say(text) {
       notice.textContent = text;
-      notice.hidden = false;
     }
 
     var articles = section.querySelectorAll("article.question[data-question-id]");
@@ -211,15 +210,14 @@
       form.addEventListener("submit", function (event) {
         event.preventDefault();
         if (article.classList.contains("edited")) return;
+        feedback.textContent = "";  // emptied first, so that the same verdict twice is announced twice
         checkAnswer(question, salt, readAnswer(article, question)).then(function (result) {
           results[question.id] = result.status;
           article.setAttribute("data-status", result.status);
           feedback.innerHTML = renderResult(result);
-          feedback.hidden = false;
           updateScore();
         }, function (err) {
           feedback.innerHTML = '<p class="verdict">The check failed: ' + escapeHtml(String(err.message || err)) + "</p>";
-          feedback.hidden = false;
         });
       });
     });
