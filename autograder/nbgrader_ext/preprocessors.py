@@ -5,12 +5,16 @@ course/nbgrader_config.py puts them into nbgrader's autograde pipeline:
     StartTrustedGrading   reads the grading plan from the instructor's source notebook and
                           starts grading the submitted answer cells' source (sandboxed)
     ResilientExecute      nbgrader's Execute, except that a kernel that dies or stops
-                          answering ends the run of the notebook instead of the grading
+                          answering ends the run of the notebook instead of the grading;
+                          only with `c.TrustedGrader.execute_student_notebooks = True`: it
+                          runs the student's whole notebook as the grading user
     SaveTrustedGrades     nbgrader's SaveAutoGrades, except that test cells named in the plan
                           get the trusted score (and its explanation as their output), not
                           whatever the kernel printed
 
-Test cells the plan does not name keep nbgrader's usual scoring from their output.
+Test cells the plan does not name keep nbgrader's usual scoring from their output when the
+notebook was run; when it was not (the default), they are left for manual grading, since an
+empty output would otherwise earn full marks.
 
 And one for `nbgrader generate_assignment`:
 
@@ -31,7 +35,7 @@ from nbclient.util import ensure_async, run_sync
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
-from traitlets import Dict, Float
+from traitlets import Bool, Dict, Float
 from traitlets.config import Configurable
 
 from ..config import GraderConfig
@@ -39,6 +43,7 @@ from .plan import METADATA_KEY, GradingPlan, PlanError, load_plan
 from .trusted import TrustedGrading, TrustedVerdicts
 
 RESOURCE_KEY = "tvm_course_trusted_grading"
+EXECUTED_KEY = "tvm_course_notebook_executed"  # set in the resources by ResilientExecute
 
 
 class TrustedGrader(Configurable):
@@ -46,6 +51,12 @@ class TrustedGrader(Configurable):
 
     settings = Dict(
         {}, help="GraderConfig fields for the trusted re-grade (timing_rounds, rpc_tracker, rpc_key, ...)"
+    ).tag(config=True)
+    execute_student_notebooks = Bool(
+        False,
+        help="Run each student's whole notebook in a kernel during autograde, as the grading user, so that "
+        "feedback shows the notebook's own outputs (course/nbgrader_config.py reads it to build the "
+        "autograde pipeline). Only where grading runs in a disposable container or VM.",
     ).tag(config=True)
 
     def grader_config(self) -> GraderConfig:
@@ -112,6 +123,8 @@ class ResilientExecute(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         self._stopped: str | None = None
+        if resources is not None:
+            resources[EXECUTED_KEY] = True
         return super().preprocess(nb, resources, km)
 
     def preprocess_cell(self, cell, resources, index):
@@ -173,11 +186,18 @@ class SaveTrustedGrades(SaveAutoGrades):
 
     def _add_score(self, cell, resources):
         grade_id = cell.metadata["nbgrader"]["grade_id"]
-        if self.trusted is None or grade_id not in self.plan.scored:
-            if self.trusted is not None:
-                self.log.warning("Test cell %s is not in the grading plan: scored from the kernel's output (untrusted)", grade_id)
-            return super()._add_score(cell, resources)
-        self._save(self.gradebook, grade_id)
+        if self.trusted is not None and grade_id in self.plan.scored:
+            return self._save(self.gradebook, grade_id)
+        if not resources.get(EXECUTED_KEY) and cell.cell_type == "code" and not cell.metadata["nbgrader"].get("solution"):
+            # Not run, so no output: nbgrader's rule ("no error, full marks") would give the points.
+            self.log.warning("Test cell %s is not in the grading plan and the notebook was not run: left for manual grading", grade_id)
+            grade = self.gradebook.find_grade(grade_id, self.notebook_id, self.assignment_id, self.student_id)
+            grade.auto_score, grade.needs_manual_grade = None, True
+            self.gradebook.db.commit()
+            return
+        if self.trusted is not None:
+            self.log.warning("Test cell %s is not in the grading plan: scored from the kernel's output (untrusted)", grade_id)
+        return super()._add_score(cell, resources)
 
     def _save(self, gradebook, grade_id: str) -> None:
         grade = gradebook.find_grade(grade_id, self.notebook_id, self.assignment_id, self.student_id)
