@@ -4,10 +4,13 @@ Works from a fresh clone once the package is installed (`make demo` or `make tes
 virtual environment): run nbgrader from this directory, or `tvm-course grade ASSIGNMENT`.
 
 What it changes from nbgrader's defaults, and why:
-- Notebooks run in the kernel named "python3" (the one `make` installs), whatever kernel a
-  notebook's metadata names, and each cell may run for at most 60 s.
-- Autograde scores the test cells from the trusted re-grade of the answer cells' source
-  (autograder/nbgrader_ext/preprocessors.py), not from what the student's kernel printed.
+- Autograde does not run the student's notebook: it scores the test cells from the trusted
+  re-grade of the answer cells' source (autograder/nbgrader_ext/preprocessors.py), in the
+  sandbox, and writes each verdict into its test cell for the feedback. See
+  execute_student_notebooks below to run the notebooks as well.
+- A notebook that is run (with that switch, or by `nbgrader validate`) runs in the kernel named
+  "python3" (the one `make` installs), whatever kernel its metadata names, each cell for at most
+  60 s.
 - Feedback leaves out the code of hidden tests.
 - The released notebooks leave out the grading plan's metadata, which holds the answer key of
   the tile arithmetic (generate_assignment strips it).
@@ -40,7 +43,7 @@ c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = "tvm-course"
 
 c.Execute.kernel_name = "python3"
-c.Execute.timeout = 60  # seconds per cell; during autograde no cell grades a schedule in the kernel
+c.Execute.timeout = 60  # seconds per cell, where notebooks are run; no cell grades a schedule in the kernel
 c.Execute.startup_timeout = 120
 c.ResilientExecute.responsive_timeout = 10
 
@@ -49,9 +52,19 @@ c.OverwriteCells.add_missing_cells = True
 # nbgrader's own steps, then the answer key and the rest of the grading plan go
 c.GenerateAssignment.preprocessors = [*GenerateAssignment.class_traits()["preprocessors"].default(), StripInstructorMetadata]
 
+# Running the student's notebook (ResilientExecute) is off: it would run arbitrary student code
+# in a Jupyter kernel as the grading user (root in CI and grading containers), which could
+# rewrite the gradebook, read other submissions and the solutions, or tamper with gradings
+# running beside it. The points do not need it: they come from the sandboxed re-grade, and the
+# tile arithmetic is read, not run. All it adds is the notebook's own outputs in the feedback.
+# To have those, set this to True, here in this file (it builds the list below), and only in a
+# disposable container or VM: even there a notebook can read and change whatever that machine
+# holds (its gradebook, the solutions, the other submissions).
+c.TrustedGrader.execute_student_notebooks = False
+
 c.Autograde.autograde_preprocessors = [
     StartTrustedGrading,
-    ResilientExecute,
+    *([ResilientExecute] if c.TrustedGrader.execute_student_notebooks else []),
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,

@@ -7,10 +7,13 @@ import nbformat
 from nbgrader.preprocessors import CheckCellMetadata
 
 from autograder.course.course_dir import load_course_config
+from autograder.course.scratch_course import copy_course
 from autograder.nbgrader_ext.plan import plan_from_notebook
 from autograder.nbgrader_ext.preprocessors import ResilientExecute, SaveTrustedGrades, StartTrustedGrading
 
 from .conftest import COURSE, REPO, source_notebook
+
+EXECUTION_OFF = "c.TrustedGrader.execute_student_notebooks = False"
 
 
 def test_notebooks_are_valid_have_no_outputs_and_valid_nbgrader_metadata(assignment, notebook):
@@ -57,9 +60,24 @@ def test_config_loads_from_the_course_root_with_the_trusted_pipeline():
     assert config.CourseDirectory.root == str(COURSE.resolve())
     assert config.Execute.kernel_name == "python3" and config.Execute.timeout > 0
     pipeline = config.Autograde.autograde_preprocessors
-    assert pipeline.index(StartTrustedGrading) < pipeline.index(ResilientExecute) < pipeline.index(SaveTrustedGrades)
+    assert pipeline.index(StartTrustedGrading) < pipeline.index(SaveTrustedGrades)
     assert "SaveAutoGrades" not in [p.__name__ for p in pipeline]
     assert "ClearHiddenTests" in [p.__name__ for p in config.GenerateFeedback.preprocessors]
+
+
+def test_autograde_runs_no_student_code_unless_the_course_opts_in(tmp_path):
+    assert config_text().count(EXECUTION_OFF) == 1
+    default = load_course_config(COURSE).Autograde.autograde_preprocessors
+    assert not [p for p in default if "Execute" in p.__name__]  # nbgrader's Execute or ours: none
+    root = copy_course(COURSE, tmp_path / "course")
+    (root / "nbgrader_config.py").write_text(config_text().replace(EXECUTION_OFF, EXECUTION_OFF.replace("False", "True")))
+    opted_in = load_course_config(root).Autograde.autograde_preprocessors
+    assert opted_in.index(StartTrustedGrading) < opted_in.index(ResilientExecute) < opted_in.index(SaveTrustedGrades)
+    assert [p for p in opted_in if p is not ResilientExecute] == default
+
+
+def config_text() -> str:
+    return (COURSE / "nbgrader_config.py").read_text(encoding="utf-8")
 
 
 def test_overrides_layer_over_the_course_settings():

@@ -1,16 +1,18 @@
-"""The instructor's grading run end to end: real nbgrader, real kernels, the real sqlite gradebook.
+"""The instructor's grading run end to end: real nbgrader, the real sandbox, the real sqlite gradebook.
 
 One scratch course is released, handed the bundled tiling samples plus one hostile submission,
 and graded once with two workers (module fixture); the tests read what that run left. The last
-tests grade again (a resubmission, a run past its deadline), so they come last.
+tests grade again (a resubmission, a run past its deadline), so they come last. The course's
+config runs no student notebook (test_resilient_execute.py grades with that switched on).
 """
 from __future__ import annotations
 
 import io
-import json
+import secrets
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -33,11 +35,33 @@ pytestmark = pytest.mark.slow
 TEST_SETTINGS = {"timing_rounds": 5, "min_repeat_ms": 5.0, "student_timeout_s": 3.0}
 CELL_TIMEOUT = 8
 RIGHT = "TILES_PER_CHANNEL = 196\nTILE_BYTES = 1024\nWHOLE_BYTES = 3211264\nHALO_PIXELS = 324"
-# Not a bundled sample: a kernel that ignores interrupts, to exercise the machinery, not to teach.
+# Not a bundled sample: a schedule cell that ignores interrupts and spins, and (hostile_cell) a
+# cell of its own that attacks the grading, to exercise the machinery, not to teach.
 HOSTILE = Sample(
     "zed", "tiling", "ignores SIGINT and spins",
     answers={"schedule": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n\ndef schedule(sch):\n    pass\n\nwhile True:\n    pass", "tile-arithmetic": RIGHT},
 )
+
+
+def hostile_cell(marker: Path, gradebook: Path | None = None) -> str:
+    """A cell a student adds: leaves a file behind, and full marks for everyone in the gradebook."""
+    source = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('student code ran during grading')\nprint('the kernel ran this')\n"
+    if gradebook is not None:
+        source += f"import sqlite3\nwith sqlite3.connect({str(gradebook)!r}) as db:\n    db.execute('UPDATE grade SET manual_score = 99')\n"
+    return source
+
+
+def submit_with_extra_cell(root: Path, sample: Sample, source: str) -> None:
+    """Hand in `sample` with one more code cell, first in the notebook."""
+    target = submit(course_directory(load_course_config(root)), sample)
+    path = target / f"{sample.assignment}.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(source))
+    nbformat.write(notebook, path)
+
+
+def pwned_marker() -> Path:
+    return Path(tempfile.gettempdir()) / f"tvm-course-pwned-{secrets.token_hex(8)}"
 
 
 def options(root, **overrides):
@@ -51,15 +75,17 @@ def run(tmp_path_factory):
     root = copy_course(COURSE, tmp_path_factory.mktemp("grading-run") / "course")
     release = release_assignment(root, "tiling")
     samples = submit_samples(root, "tiling")
-    submit(course_directory(load_course_config(root)), HOSTILE)
+    marker = pwned_marker()
+    submit_with_extra_cell(root, HOSTILE, hostile_cell(marker, root / "gradebook.db"))
     submitted_before = fingerprint(root / "submitted")
     opts = options(root)
     report = grade_assignment(opts)
-    return SimpleNamespace(
+    yield SimpleNamespace(
         root=root, release=release, samples=samples, report=report, progress=opts.progress.getvalue(),
         submitted_before=submitted_before, submitted_after=fingerprint(root / "submitted"),
-        rows={row.student: row for row in report.rows},
+        rows={row.student: row for row in report.rows}, marker=marker, marker_existed=marker.exists(),
     )
+    marker.unlink(missing_ok=True)
 
 
 def cells(path):
@@ -103,11 +129,21 @@ def test_crashing_and_hanging_submissions_get_zero_for_the_schedule_only(run):
         row = run.rows[student]
         assert row.status == status
         assert [row.parts[p] for p in ("correctness", "fusion", "speed")] == [0.0, 0.0, 0.0]
-        assert row.parts["tile-arithmetic-marks"] == 4.0  # read from the cell's source, kernel or no kernel
-    graded, _ = cells(run.root / "autograded" / "zed" / "tiling" / "tiling.ipynb")
-    assert "stopped answering" in json.dumps(graded["tile-arithmetic"].outputs)
-    graded, _ = cells(run.root / "autograded" / "eli" / "tiling" / "tiling.ipynb")
-    assert "DeadKernelError" in json.dumps(graded["schedule"].outputs)
+        assert row.parts["tile-arithmetic-marks"] == 4.0  # read from the cell's source, never run
+
+
+def test_no_student_code_runs_in_a_kernel_while_grading(run):
+    assert not run.marker_existed  # zed's own first cell would have written it
+    with sqlite3.connect(run.root / "gradebook.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM grade WHERE manual_score IS NOT NULL").fetchone() == (0,)
+    assert run.rows["zed"].parts["tile-arithmetic-marks"] == 4.0 and run.rows["zed"].parts["speed"] == 0.0
+    for student in run.report.graded:  # outputs only where the trusted grader wrote them
+        graded, notebook = cells(run.root / "autograded" / student / "tiling" / "tiling.ipynb")
+        trusted = {"self-check", "correctness", "fusion", "speed", "tile-arithmetic-marks"}
+        assert all(graded[t].outputs for t in trusted), student
+        for cell in notebook.cells:
+            if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade_id") not in trusted:
+                assert cell.outputs == [] and cell.execution_count is None, (student, cell.source[:60])
 
 
 def test_edited_test_cells_are_restored_before_grading(run):
@@ -186,22 +222,22 @@ def test_the_command_regrades_only_a_resubmission_in_place(run):
 
 
 def test_a_submission_past_its_deadline_is_stopped_and_the_rest_survive(run):
-    report = grade_assignment(options(run.root, students=["zed", "dev"], force=True, submission_timeout_s=6))
+    started = time.time()
+    slow_sandbox = dict(TEST_SETTINGS, student_timeout_s=120.0)  # zed's schedule spins past the deadline
+    report = grade_assignment(options(run.root, students=["zed", "dev"], force=True, submission_timeout_s=6, grader_settings=slow_sandbox))
     assert "took longer than 6 s" in report.failures["zed"]
     rows = {row.student: row for row in report.rows}
     assert rows["zed"].status == "grading-failed"
     assert "dev" not in report.failures and rows["dev"].parts == run.rows["dev"].parts
     time.sleep(1)
-    assert _kernels_in(run.root) == []  # the stopped worker's kernel went with it
+    assert _sandboxes_since(started) == []  # the stopped worker's sandbox went with it
 
 
-def _kernels_in(root: Path) -> list[int]:
-    """Jupyter kernels running in a directory of this course (nbgrader runs each in the notebook's)."""
+def _sandboxes_since(started: float) -> list[int]:
+    """Grading sandboxes (the student's child and the evaluator) started since `started`."""
     found = []
-    for process in psutil.process_iter(["cmdline"]):
-        try:
-            if "ipykernel_launcher" in " ".join(process.info["cmdline"] or []) and Path(process.cwd()).is_relative_to(root):
-                found.append(process.pid)
-        except psutil.Error:
-            pass
+    for process in psutil.process_iter(["cmdline", "create_time"]):
+        cmdline = " ".join(process.info["cmdline"] or [])
+        if ("autograder.student_runner" in cmdline or "autograder.evaluate" in cmdline) and process.info["create_time"] >= started - 1:
+            found.append(process.pid)
     return found

@@ -1,14 +1,28 @@
-"""ResilientExecute (autograder/nbgrader_ext/preprocessors.py): a real kernel that dies or hangs."""
+"""ResilientExecute (autograder/nbgrader_ext/preprocessors.py): a real kernel that dies or hangs.
+
+Autograde runs it only where the course opts in (`c.TrustedGrader.execute_student_notebooks =
+True`); the last test grades with that switched on, end to end.
+"""
 from __future__ import annotations
 
+import io
+import json
 import time
+from pathlib import Path
 
 import nbformat
 import psutil
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
+from autograder.course.course_dir import course_directory, load_course_config
+from autograder.course.grading_run import GradingOptions, grade_assignment
+from autograder.course.samples import load_samples, submit
+from autograder.course.scratch_course import copy_course, release_assignment
 from autograder.nbgrader_ext.preprocessors import ResilientExecute
+
+from .conftest import COURSE
+from .test_grading_run import HOSTILE, TEST_SETTINGS, cells, hostile_cell, pwned_marker, submit_with_extra_cell
 
 pytestmark = pytest.mark.slow
 
@@ -51,3 +65,45 @@ def test_a_kernel_that_ignores_interrupts_is_given_up_on_and_stopped(tmp_path):
     assert seconds < 40  # not a timeout per remaining cell
     time.sleep(1)
     assert kernels() <= before  # the hung kernel was shut down with the run
+
+
+def test_a_course_that_opts_in_runs_the_notebooks_and_still_scores_from_the_trusted_grader(tmp_path):
+    root = copy_course(COURSE, tmp_path / "course")
+    config = root / "nbgrader_config.py"
+    switch = "c.TrustedGrader.execute_student_notebooks = False"
+    config.write_text(config.read_text(encoding="utf-8").replace(switch, switch.replace("False", "True")), encoding="utf-8")
+    release_assignment(root, "tiling")
+    eli = next(s for s in load_samples(root, "tiling") if s.student == "eli")  # kills its kernel
+    submit(course_directory(load_course_config(root)), eli)
+    marker = pwned_marker()
+    submit_with_extra_cell(root, HOSTILE, hostile_cell(marker))  # zed: a cell of its own, then a kernel that ignores interrupts
+    try:
+        report = grade_assignment(GradingOptions(
+            "tiling", course=root, workers=2, cell_timeout=4, grader_settings=dict(TEST_SETTINGS), progress=io.StringIO()
+        ))
+        assert marker.exists()  # the switch works: the student's own cell ran
+    finally:
+        marker.unlink(missing_ok=True)
+    assert report.failures == {}
+    for row in report.rows:
+        assert [row.parts[p] for p in ("correctness", "fusion", "speed", "tile-arithmetic-marks")] == [0.0, 0.0, 0.0, 4.0]
+    graded, _ = cells(root / "autograded" / "zed" / "tiling" / "tiling.ipynb")
+    assert "stopped answering" in json.dumps(graded["tile-arithmetic"].outputs)
+    assert "outside your notebook's kernel" in graded["speed"].outputs[0].text  # the trusted verdict, not the kernel's
+    graded, _ = cells(root / "autograded" / "eli" / "tiling" / "tiling.ipynb")
+    assert "DeadKernelError" in json.dumps(graded["schedule"].outputs)
+    assert "the kernel ran this" in (root / "feedback" / "zed" / "tiling" / "tiling.html").read_text(encoding="utf-8")
+    time.sleep(1)
+    assert _kernels_in(root) == []
+
+
+def _kernels_in(root: Path) -> list[int]:
+    """Jupyter kernels running in a directory of this course (nbgrader runs each in the notebook's)."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        try:
+            if "ipykernel_launcher" in " ".join(process.info["cmdline"] or []) and Path(process.cwd()).is_relative_to(root):
+                found.append(process.pid)
+        except psutil.Error:
+            pass
+    return found
