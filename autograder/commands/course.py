@@ -95,7 +95,7 @@ def register(subparsers) -> None:
         help="autograde every submission of an assignment (trusted re-grade, feedback, CSV, table)",
         description=(
             "Autograde the collected submissions of ASSIGNMENT in parallel with nbgrader, scoring the test "
-            "cells from a sandboxed re-grade of the answer cells (not from the student's kernel); write "
+            "cells from a sandboxed re-grade of the answer cells (the student's notebook is not run); write "
             "feedback without hidden test code, a CSV of every submission, and print a table. Submissions "
             "already graded and unchanged are skipped unless --force."
         ),
@@ -107,7 +107,7 @@ def register(subparsers) -> None:
     run.add_argument("--force", action="store_true", help="regrade submissions that are already graded")
     run.add_argument("--no-feedback", dest="feedback", action="store_false", help="do not write feedback HTML")
     run.add_argument("--csv", metavar="PATH", help="where to write the grades (default: COURSE/ASSIGNMENT-grades.csv)")
-    run.add_argument("--cell-timeout", type=float, metavar="S", help="seconds a notebook cell may run (default: the course's Execute.timeout)")
+    run.add_argument("--cell-timeout", type=float, metavar="S", help="seconds a notebook cell may run, where the course runs student notebooks (default: the course's Execute.timeout)")
     run.add_argument("--submission-timeout", type=float, default=900.0, metavar="S", help="seconds one whole submission may take before it is stopped (default: %(default)s)")
     add_grader_overrides(run)
     run.set_defaults(handler=grade)

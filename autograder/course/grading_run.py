@@ -43,8 +43,8 @@ class GradingOptions:
     students: list[str] | None = None  # only these (default: every submission)
     force: bool = False
     feedback: bool = True
-    cell_timeout: float | None = None  # overrides the course's Execute.timeout
-    submission_timeout_s: float = 900.0  # a whole submission, kernel and trusted grading together
+    cell_timeout: float | None = None  # overrides the course's Execute.timeout (where notebooks are run)
+    submission_timeout_s: float = 900.0  # a whole submission: trusted grading (and the kernel, if the course runs notebooks)
     grader_settings: dict = field(default_factory=dict)  # GraderConfig fields (rpc_tracker, timing_rounds, ...)
     csv_path: Path | None = None  # default: COURSE/ASSIGNMENT-grades.csv
     progress: TextIO | None = sys.stderr

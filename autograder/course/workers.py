@@ -5,7 +5,7 @@ submission with `NbGraderAPI` and write its feedback, using the gradebook copy t
 As soon as autograde has succeeded the worker says so (`Autograded`), before it starts the
 feedback, so that the grades can be recorded whatever becomes of the feedback. The pool gives
 each job a deadline; a worker that misses it, or dies, is killed with every process under it
-(the student's kernel, the grading sandboxes) and replaced, and the job is reported as failed:
+(the grading sandboxes, and the student's kernel where the course runs notebooks) and replaced, and the job is reported as failed:
 the other submissions carry on.
 """
 from __future__ import annotations

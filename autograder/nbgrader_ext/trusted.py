@@ -2,10 +2,11 @@
 
 The answer cells' source is taken from the submission (after nbgrader has restored the
 locked cells), graded by the sandboxed schedule pipeline or read as arithmetic, and turned
-into a score and an explanation for every test cell the plan names. The student's kernel
-runs the notebook at the same time, for the feedback's sake; nothing it does reaches these
-scores. Schedule gradings run in threads (each is two child processes), so they overlap
-with the kernel's run.
+into a score and an explanation for every test cell the plan names. By default no kernel
+runs the notebook at all; a course that opts in (TrustedGrader.execute_student_notebooks) has
+the student's kernel run it at the same time, for the feedback's sake, and nothing it does
+reaches these scores. Schedule gradings run in threads (each is two child processes), so they
+overlap with the kernel's run.
 """
 from __future__ import annotations
 
