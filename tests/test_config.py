@@ -26,3 +26,11 @@ def test_command_line_flags_reach_the_config():
     assert config.measure_speed is False
     assert (config.rpc_tracker, config.rpc_key) == ("127.0.0.1:9190", "cpu")
     assert dataclasses.replace(config, seed=None).as_dict()["seed"] is None
+
+
+def test_grading_run_overrides_are_typed_and_only_the_given_ones():
+    from autograder.commands.grading import config_values
+
+    given = build_parser().parse_args(["grade", "tiling", "--seed", "11", "--no-measure-speed", "--rpc", "h:9190", "--key", "k"])
+    assert config_values(given) == {"seed": 11, "measure_speed": False, "rpc_tracker": "h:9190", "rpc_key": "k"}
+    assert config_values(build_parser().parse_args(["grade", "tiling"])) == {}

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 
-from ..config import GraderConfig
+from .grading import add_config_arguments, config_values
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -17,27 +16,14 @@ def default_workers() -> int:
 
 def add_grader_overrides(parser: argparse.ArgumentParser) -> None:
     """GraderConfig fields as options that override the course's TrustedGrader.settings only when given."""
-    group = parser.add_argument_group("trusted grader settings (default: the course's nbgrader_config.py, then GraderConfig)")
-    group.add_argument("--rpc", metavar="HOST:PORT", default=argparse.SUPPRESS, help="measure on devices behind this TVM RPC tracker")
-    group.add_argument("--key", default=argparse.SUPPRESS, help="the device key to request from the tracker")
-    for name, default, help_text in GraderConfig.describe():
-        if name in ("rpc_tracker", "rpc_key"):
-            continue
-        flag = "--" + name.replace("_", "-")
-        if isinstance(default, bool):
-            group.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help_text)
-        else:
-            kind = float if isinstance(default, float) else int if isinstance(default, int) else str
-            group.add_argument(flag, dest=name, type=kind, default=argparse.SUPPRESS, help=f"{help_text} (GraderConfig default: {default})")
-
-
-def grader_overrides(args: argparse.Namespace) -> dict:
-    settings = {f.name: getattr(args, f.name) for f in dataclasses.fields(GraderConfig) if hasattr(args, f.name)}
-    if hasattr(args, "rpc"):
-        settings["rpc_tracker"] = args.rpc
-    if hasattr(args, "key"):
-        settings["rpc_key"] = args.key
-    return settings
+    parser.add_argument("--rpc", metavar="HOST:PORT", default=argparse.SUPPRESS, help="measure on devices behind this TVM RPC tracker")
+    parser.add_argument("--key", default=argparse.SUPPRESS, help="the device key to request from the tracker")
+    add_config_arguments(
+        parser,
+        title="trusted grader settings (default: the course's nbgrader_config.py, then GraderConfig)",
+        only_when_given=True,
+        skip=("rpc_tracker", "rpc_key"),
+    )
 
 
 def grade(args: argparse.Namespace) -> int:
@@ -58,7 +44,7 @@ def grade(args: argparse.Namespace) -> int:
         feedback=args.feedback,
         cell_timeout=args.cell_timeout,
         submission_timeout_s=args.submission_timeout,
-        grader_settings=grader_overrides(args),
+        grader_settings=config_values(args),
         csv_path=args.csv,
     )
     try:

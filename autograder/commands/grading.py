@@ -19,25 +19,44 @@ def _value_type(annotation) -> type:
     return options[0]
 
 
-def add_config_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("grader settings")
+def add_config_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    title: str = "grader settings",
+    only_when_given: bool = False,
+    skip: tuple[str, ...] = (),
+) -> None:
+    """Every GraderConfig field as an option, typed from its annotation.
+
+    With `only_when_given`, an option left out is absent from the parsed arguments (so it can
+    override settings that come from elsewhere, such as a course's configuration).
+    """
+    group = parser.add_argument_group(title)
     hints = typing.get_type_hints(GraderConfig)
     for name, default, help_text in GraderConfig.describe():
+        if name in skip:
+            continue
         flag = "--" + name.replace("_", "-")
         kind = _value_type(hints[name])
+        given_default = argparse.SUPPRESS if only_when_given else default
         if kind is bool:
-            group.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=default, help=help_text)
+            group.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=given_default, help=help_text)
         else:
-            group.add_argument(flag, dest=name, type=kind, default=default, help=f"{help_text} (default: {default})")
+            group.add_argument(flag, dest=name, type=kind, default=given_default, help=f"{help_text} (default: {default})")
 
 
-def config_from(args: argparse.Namespace) -> GraderConfig:
+def config_values(args: argparse.Namespace) -> dict:
+    """The GraderConfig fields present in `args`, with --rpc/--key under their field names."""
     values = {f.name: getattr(args, f.name) for f in dataclasses.fields(GraderConfig) if hasattr(args, f.name)}
     if getattr(args, "rpc", None):
         values["rpc_tracker"] = args.rpc
     if getattr(args, "key", None):
         values["rpc_key"] = args.key
-    return GraderConfig(**values)
+    return values
+
+
+def config_from(args: argparse.Namespace) -> GraderConfig:
+    return GraderConfig(**config_values(args))
 
 
 def grade_schedule(args: argparse.Namespace) -> int:
