@@ -14,11 +14,11 @@ def __getattr__(name: str):
 
         return getattr(notebook_api, name)
     if name == "Result":
-        from .report import Result
+        from .engine.report import Result
 
         return Result
     if name == "GraderConfig":
-        from .config import GraderConfig
+        from .engine.config import GraderConfig
 
         return GraderConfig
     if name in ("PROBLEMS", "get_problem"):

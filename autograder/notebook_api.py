@@ -12,9 +12,9 @@ import inspect
 import textwrap
 from typing import Callable
 
-from .config import GraderConfig
-from .pipeline import grade_source as _grade_source
-from .report import Result
+from .engine.config import GraderConfig
+from .engine.pipeline import grade_source as _grade_source
+from .engine.report import Result
 
 
 def schedule_source(schedule: Callable | str) -> str:

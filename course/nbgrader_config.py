@@ -73,7 +73,7 @@ c.Autograde.autograde_preprocessors = [
     CheckCellMetadata,
 ]
 
-# Settings of the trusted re-grade (autograder.config.GraderConfig fields), e.g. for a GPU
+# Settings of the trusted re-grade (autograder.engine.config.GraderConfig fields), e.g. for a GPU
 # assignment graded from a machine without one:
 #   c.TrustedGrader.settings = {"rpc_tracker": "gpu-host:9190", "rpc_key": "h100"}
 c.TrustedGrader.settings = {}

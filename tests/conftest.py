@@ -8,7 +8,7 @@ import pytest
 
 @functools.lru_cache(maxsize=1)
 def _gpu_present() -> bool:
-    from autograder.runners import gpu_present
+    from autograder.engine.runners import gpu_present
 
     return gpu_present()
 
@@ -24,6 +24,6 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def fast_config():
     """Grader settings for tests: fewer timing rounds, short limits for hostile code."""
-    from autograder.config import GraderConfig
+    from autograder.engine.config import GraderConfig
 
     return GraderConfig(timing_rounds=5, min_repeat_ms=5.0, student_timeout_s=3.0)

@@ -8,7 +8,7 @@ from autograder.problems.workload import ConvShape, fused_primfunc, random_input
 
 
 def test_fusion_yields_the_four_blocks_the_journal_schedules():
-    from autograder.checks import blocks
+    from autograder.engine.checks import blocks
 
     names = [b.name_hint for b in blocks(fused_primfunc())]
     assert names == ["root", "pad_temp", "conv2d_nchw", "T_add", "compute"]

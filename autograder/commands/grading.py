@@ -8,7 +8,7 @@ import sys
 import typing
 from pathlib import Path
 
-from ..config import GraderConfig
+from ..engine.config import GraderConfig
 
 EXIT_PASSED, EXIT_NOT_PASSED, EXIT_USAGE = 0, 1, 2
 
@@ -60,7 +60,7 @@ def config_from(args: argparse.Namespace) -> GraderConfig:
 
 
 def grade_schedule(args: argparse.Namespace) -> int:
-    from ..pipeline import UsageError, grade_source
+    from ..engine.pipeline import UsageError, grade_source
 
     try:
         source = Path(args.file).read_text(encoding="utf-8")
@@ -78,7 +78,7 @@ def grade_schedule(args: argparse.Namespace) -> int:
 
 def demo(args: argparse.Namespace) -> int:
     from .. import examples
-    from ..pipeline import grade_source
+    from ..engine.pipeline import grade_source
 
     print("Grading the bundled example schedules (autograder/examples/):\n")
     for name in examples.names():
@@ -92,7 +92,8 @@ def demo(args: argparse.Namespace) -> int:
 
 
 def bench_grader(args: argparse.Namespace) -> int:
-    from .. import examples, grader_bench
+    from .. import examples
+    from ..engine import grader_bench
 
     source = Path(args.file).read_text(encoding="utf-8") if args.file else examples.source(args.example)
     what = args.file or f"autograder/examples/{args.example}.py"

@@ -170,7 +170,7 @@ def _check_assignment(coursedir, assignment: str, main_url: str, settings: dict)
             raise CourseError(str(error)) from None
         for answer in plan.answers.values():
             if answer.kind == "schedule" and get_problem(answer.name).target == "cuda" and not settings.get("rpc_tracker"):
-                from ..runners import gpu_present
+                from ..engine.runners import gpu_present
 
                 if not gpu_present():
                     warnings.append(

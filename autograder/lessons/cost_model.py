@@ -84,7 +84,7 @@ def measure(candidates: list[Candidate], target, device, arguments, repeats: int
     """Seconds per run of each candidate: compiled, then the median of `repeats` timings."""
     import tvm
 
-    from ..bench import tvm_timer
+    from ..engine.bench import tvm_timer
 
     seconds = []
     for candidate in candidates:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import COMPACTION_PASSES, compacted_module  # noqa: F401  (re-exported for the lessons)
+from ..engine.checks import COMPACTION_PASSES, compacted_module  # noqa: F401  (re-exported for the lessons)
 from .tables import Table, human_bytes
 
 _INT64 = re.compile(r"T\.int64\((-?\d+)\)")

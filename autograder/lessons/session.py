@@ -72,7 +72,7 @@ def host_target():
 
 def cuda_device_name() -> str | None:
     """The name of CUDA device 0, or None where the CUDA runtime finds no GPU."""
-    from ..runners import gpu_present
+    from ..engine.runners import gpu_present
 
     if not gpu_present():
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..checks import human_bytes  # noqa: F401  (the lessons' tables use the grader's units)
+from ..engine.checks import human_bytes  # noqa: F401  (the lessons' tables use the grader's units)
 
 
 @dataclass(frozen=True)

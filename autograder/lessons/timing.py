@@ -1,4 +1,4 @@
-"""Timing for the lessons, on top of `autograder.bench`: interleaved rounds, median of ratios.
+"""Timing for the lessons, on top of `autograder.engine.bench`: interleaved rounds, median of ratios.
 
 Every variant is timed once per round in a rotating order, so a slow spell on the shared
 machine slows all of them alike; a speedup is the median of the per-round ratios.
@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..bench import Measurements, Stats, Timer, measure_interleaved, tvm_timer
+from ..engine.bench import Measurements, Stats, Timer, measure_interleaved, tvm_timer
 from .tables import Table
 
 MIN_REPEAT_MS = 20  # one sample repeats the call until it has run this long

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..problems import get_problem
-from ..report import Result
+from ..engine.report import Result
 
 # Test-cell part -> (Result.credit key, the check that explains it)
 PARTS = {

@@ -38,7 +38,7 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
 from traitlets import Bool, Dict, Float
 from traitlets.config import Configurable
 
-from ..config import GraderConfig
+from ..engine.config import GraderConfig
 from .plan import METADATA_KEY, GradingPlan, PlanError, load_plan
 from .trusted import TrustedGrading, TrustedVerdicts
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from ..config import GraderConfig
+from ..engine.config import GraderConfig
 from ..problems import get_problem
-from ..report import Result
+from ..engine.report import Result
 from .credit import score_part
 from .plan import Answer, GradingPlan
 from .questions import mark_answers
@@ -79,7 +79,7 @@ class TrustedGrading:
         return self
 
     def _grade_schedule(self, answer: Answer, source: str) -> Result:
-        from ..pipeline import grade_source
+        from ..engine.pipeline import grade_source
 
         return grade_source(answer.name, source, self.config)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from autograder.nbgrader_ext.credit import score_part
-from autograder.report import Check, Result
+from autograder.engine.report import Check, Result
 
 
 def passed(speed_credit: float = 0.1) -> Result:

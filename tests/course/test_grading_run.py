@@ -238,6 +238,6 @@ def _sandboxes_since(started: float) -> list[int]:
     found = []
     for process in psutil.process_iter(["cmdline", "create_time"]):
         cmdline = " ".join(process.info["cmdline"] or [])
-        if ("autograder.student_runner" in cmdline or "autograder.evaluate" in cmdline) and process.info["create_time"] >= started - 1:
+        if ("autograder.engine.student_runner" in cmdline or "autograder.engine.evaluate" in cmdline) and process.info["create_time"] >= started - 1:
             found.append(process.pid)
     return found

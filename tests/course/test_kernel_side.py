@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from autograder.nbgrader_ext import kernel_side
-from autograder.report import Check, Result
+from autograder.engine.report import Check, Result
 
 RIGHT = {"TILES_PER_CHANNEL": 196, "TILE_BYTES": 1024, "WHOLE_BYTES": 3211264, "HALO_PIXELS": 324}
 

@@ -6,7 +6,7 @@ import copy
 import nbformat
 import pytest
 
-from autograder.config import GraderConfig
+from autograder.engine.config import GraderConfig
 from autograder.course.samples import build_submission, load_samples
 from autograder.nbgrader_ext.plan import plan_from_notebook
 from autograder.nbgrader_ext.trusted import TRUSTED_NOTE, TrustedGrading, answer_sources
@@ -58,8 +58,8 @@ def test_the_source_is_taken_from_the_solution_cell_not_a_lookalike(tiling):
 
 
 def test_a_grader_fault_leaves_the_schedule_parts_pending_and_the_rest_scored(tiling, monkeypatch):
-    from autograder import pipeline
-    from autograder.report import Result
+    from autograder.engine import pipeline
+    from autograder.engine.report import Result
 
     def failing_grader(problem, source, config):
         return Result(problem, "cpu", "error", grader_fault=True, messages=["internal grader error (not your code): the evaluator did not start"])

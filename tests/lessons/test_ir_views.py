@@ -47,7 +47,7 @@ def test_compaction_shrinks_the_journal_intermediates_to_one_tile(lab, fused_fun
 
 
 def test_compaction_agrees_with_the_autograder_check(lab, fused_func):
-    from autograder.checks import compacted_buffer_bytes
+    from autograder.engine.checks import compacted_buffer_bytes
 
     journal = schedules.apply(fused_func, schedules.example("journal")).mod["main"]
     ours = {a.buffer: a.nbytes for a in ir_views.allocations(journal, lab.target)}

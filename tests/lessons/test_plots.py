@@ -7,7 +7,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from autograder.bench import Measurements
+from autograder.engine.bench import Measurements
 from autograder.lessons import plots, timing
 
 

@@ -23,6 +23,6 @@ def test_l1_data_cache_read_from_a_sysfs_layout(tmp_path):
 
 
 def test_gpu_name_agrees_with_the_runtime(lab):
-    from autograder.runners import gpu_present
+    from autograder.engine.runners import gpu_present
 
     assert (lab.gpu is not None) == gpu_present()

@@ -1,6 +1,6 @@
 import time
 
-from autograder.bench import Measurements
+from autograder.engine.bench import Measurements
 from autograder.lessons import timing
 
 

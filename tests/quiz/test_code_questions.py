@@ -3,7 +3,7 @@ import pytest
 from autograder.quiz.code_questions import check_code, unmet_requirements
 from autograder.quiz.key import answer_key
 from autograder.quiz.loading import load, load_instructor
-from autograder.report import Check, Result
+from autograder.engine.report import Check, Result
 
 from .conftest import COURSE_QUIZZES
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import psutil
 
-from autograder.sandbox import Child, _TailBuffer
+from autograder.engine.sandbox import Child, _TailBuffer
 
 FIXTURE_DIR = str(Path(__file__).parent)
 

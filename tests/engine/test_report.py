@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from autograder.report import Check, Result
+from autograder.engine.report import Check, Result
 
 
 def sample() -> Result:

@@ -13,7 +13,7 @@ import secrets
 import time
 
 from .config import GraderConfig
-from .problems import Problem, get_problem
+from ..problems import Problem, get_problem
 from .replay import TraceRejected, validate_trace
 from .report import Check, Result
 from .runners import check_tracker_reachable
@@ -74,7 +74,7 @@ class _Grading:
         if syntax:
             return self.result("error", syntax)
         evaluator = Child(
-            "autograder.evaluate",
+            "autograder.engine.evaluate",
             [self.problem.name],
             env={"TVM_NUM_THREADS": str(self.config.threads), "OMP_NUM_THREADS": "1"},
         ).start()
@@ -107,7 +107,7 @@ class _Grading:
     def run_student(self, source: str):
         """The trace and printed output of the student's code, or a Result saying what went wrong."""
         child = Child(
-            "autograder.student_runner",
+            "autograder.engine.student_runner",
             [self.problem.name, str(self.config.student_memory_mb)],
             output_limit=self.config.output_tail_chars,
             env={"TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},

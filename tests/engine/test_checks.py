@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import checks, examples
+from autograder import examples
+from autograder.engine import checks
 
 
 @pytest.fixture(scope="module")

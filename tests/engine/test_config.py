@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 
 from autograder.commands.grading import config_from
-from autograder.config import GraderConfig
+from autograder.engine.config import GraderConfig
 from autograder.cli import build_parser
 
 

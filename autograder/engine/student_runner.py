@@ -1,6 +1,6 @@
 """Child process: run a student's `schedule(sch)` on a fresh workload and send back its trace.
 
-Usage (by the grader only): python -m autograder.student_runner FD PROBLEM MEMORY_MB, in a
+Usage (by the grader only): python -m autograder.engine.student_runner FD PROBLEM MEMORY_MB, in a
 directory holding the submission as submission.py.
 
 Everything the student's code can touch lives in this process and dies with it: patching
@@ -27,7 +27,7 @@ PREIMPORTED = (
     "numbers", "operator", "pprint", "random", "re", "statistics", "string", "textwrap", "typing",
     "warnings", "numpy", "tvm", "tvm.s_tir", "tvm.tirx",
     # A notebook's answer cell may import the course's own helpers (and is graded as written).
-    "autograder", "autograder.report", "autograder.notebook_api",
+    "autograder", "autograder.engine.report", "autograder.notebook_api",
 )
 
 
@@ -65,7 +65,7 @@ def main(argv: list[str]) -> None:
 
     from tvm import s_tir
 
-    from .problems import get_problem
+    from ..problems import get_problem
     from .replay import trace_to_json
 
     schedule = s_tir.Schedule(get_problem(problem_name).workload())

@@ -264,7 +264,7 @@ def _tree_rss_mb(process) -> float:
 
 
 def _package_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def open_channel(fd_arg: str):

@@ -1,6 +1,6 @@
 """Child process: the trusted half of grading. Replays a validated trace, checks, compiles, runs, times.
 
-Usage (by the grader only): python -m autograder.evaluate FD PROBLEM, then two JSON lines on
+Usage (by the grader only): python -m autograder.engine.evaluate FD PROBLEM, then two JSON lines on
 stdin: the GraderConfig, then {"trace": ...} (nothing private on the command line, which any
 process can read). It prepares (imports TVM, builds the workload, compiles the
 baseline) before the trace arrives, so that work overlaps with the student's code running.
@@ -19,7 +19,7 @@ import traceback
 import numpy as np
 
 from .config import GraderConfig
-from .problems import Problem, get_problem
+from ..problems import Problem, get_problem
 
 
 class Timer:
@@ -162,7 +162,7 @@ class Evaluation:
         return args + [session.tensor(np.full(shape.output_shape, np.nan, dtype=np.float32))]
 
     def _check_correctness(self, session, module) -> dict:
-        from .problems.workload import random_inputs, reference
+        from ..problems.workload import random_inputs, reference
 
         shape = self.problem.shape
         inputs = random_inputs(shape, self.config.seed)
@@ -191,7 +191,7 @@ class Evaluation:
 
     def _time(self, session, base_mod, cand_mod) -> dict:
         from .bench import measure_interleaved, tvm_timer
-        from .problems.workload import random_inputs
+        from ..problems.workload import random_inputs
 
         inputs = random_inputs(self.problem.shape, self.config.seed)
         timers = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from autograder import examples
-from autograder.pipeline import grade_source
+from autograder.engine.pipeline import grade_source
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +36,7 @@ def test_a_partly_bound_schedule_is_rejected_naming_the_unbound_block(fast_confi
 
 
 def test_bound_schedule_compiles_to_cuda_and_ptx_without_a_gpu(fast_config):
-    from autograder.runners import gpu_present
+    from autograder.engine.runners import gpu_present
 
     if gpu_present():
         pytest.skip("a GPU is present: the run path is tested by test_bound_schedule_runs_on_the_gpu")

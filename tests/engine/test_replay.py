@@ -6,7 +6,7 @@ import json
 import pytest
 
 from autograder import examples
-from autograder.replay import ALLOWED_KINDS, REFUSED_KINDS, TraceRejected, validate_trace
+from autograder.engine.replay import ALLOWED_KINDS, REFUSED_KINDS, TraceRejected, validate_trace
 
 
 def inst(kind, inputs=(), attrs=(), outputs=()):
@@ -68,7 +68,7 @@ def journal_trace():
     from tvm import s_tir
 
     from autograder.problems.workload import fused_primfunc
-    from autograder.replay import trace_to_json
+    from autograder.engine.replay import trace_to_json
 
     schedule = s_tir.Schedule(fused_primfunc())
     namespace: dict = {}
@@ -81,7 +81,7 @@ def test_a_trace_survives_json_and_replays_to_the_same_program():
     import tvm
 
     from autograder.problems.workload import fused_primfunc
-    from autograder.replay import replay
+    from autograder.engine.replay import replay
 
     original, trace = journal_trace()
     trace = json.loads(json.dumps(trace))  # what travels between processes
@@ -92,7 +92,7 @@ def test_a_trace_survives_json_and_replays_to_the_same_program():
 
 def test_a_trace_naming_a_missing_block_fails_to_replay_with_tvms_reason():
     from autograder.problems.workload import fused_primfunc
-    from autograder.replay import replay
+    from autograder.engine.replay import replay
 
     trace = [[inst("GetSBlock", [], ["conv2d_nhwc", "main"], ["b0"])], []]
     validate_trace(trace)
@@ -120,7 +120,7 @@ def test_every_example_schedule_trace_passes_the_shape_checks():
     from tvm import s_tir
 
     from autograder.problems.workload import fused_primfunc
-    from autograder.replay import trace_to_json
+    from autograder.engine.replay import trace_to_json
 
     for name in examples.names():
         schedule = s_tir.Schedule(fused_primfunc())

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.bench import Measurements, Stats, measure_interleaved
+from autograder.engine.bench import Measurements, Stats, measure_interleaved
 
 
 def test_stats_of_a_sample():
@@ -45,7 +45,7 @@ def test_a_real_tvm_timer_measures_a_compiled_function():
     import numpy as np
     import tvm
 
-    from autograder.bench import tvm_timer
+    from autograder.engine.bench import tvm_timer
     from autograder.problems.workload import ConvShape, fused_primfunc, random_inputs
 
     shape = ConvShape(height=32, width=32)

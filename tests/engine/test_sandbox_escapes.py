@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from autograder.pipeline import grade_source
+from autograder.engine.pipeline import grade_source
 
 pytestmark = pytest.mark.slow
 
@@ -25,8 +25,8 @@ def schedule(sch):
             cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\\0")
         except OSError:
             continue
-        if b"autograder.evaluate" in cmd:
-            fd = int(cmd[cmd.index(b"autograder.evaluate") + 1])
+        if b"autograder.engine.evaluate" in cmd:
+            fd = int(cmd[cmd.index(b"autograder.engine.evaluate") + 1])
             with open(f"/proc/{pid}/fd/{fd}", "w") as channel:
                 channel.write(json.dumps(forged) + "\\n")
             os.kill(int(pid), signal.SIGKILL)

@@ -11,8 +11,8 @@ import textwrap
 import pytest
 
 from autograder import examples
-from autograder.config import GraderConfig
-from autograder.pipeline import UsageError, grade_source, syntax_error
+from autograder.engine.config import GraderConfig
+from autograder.engine.pipeline import UsageError, grade_source, syntax_error
 
 pytestmark = pytest.mark.slow
 

@@ -3,7 +3,7 @@ import os
 import sys
 import time
 
-from autograder.sandbox import open_channel
+from autograder.engine.sandbox import open_channel
 
 send = open_channel(sys.argv[1])
 mode = sys.argv[2]

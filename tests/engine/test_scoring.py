@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.config import GraderConfig
-from autograder.pipeline import _Grading
+from autograder.engine.config import GraderConfig
+from autograder.engine.pipeline import _Grading
 from autograder.problems import get_problem
-from autograder.report import Check
+from autograder.engine.report import Check
 
 
 def score(correct=True, fused=True, speedup=None):
