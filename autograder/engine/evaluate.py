@@ -85,7 +85,7 @@ class Evaluation:
         report: dict = {"checks": [], "messages": []}
         self.timer.stage("replay")
         try:
-            schedule = replay(self.func, trace)
+            schedule = replay(self.func, trace, self.problem.target)
         except Exception as error:
             from .student_runner import schedule_error_text
 

@@ -14,7 +14,7 @@ import time
 
 from .config import GraderConfig
 from ..problems import Problem, get_problem
-from .replay import TraceRejected, validate_trace
+from .trace_schema import TraceRejected, validate_trace
 from .report import Check, Result
 from .runners import check_tracker_reachable
 from .sandbox import Child, ChildOutcome
@@ -89,7 +89,7 @@ class _Grading:
                 return student
             output, trace = student
             try:
-                validate_trace(trace)
+                validate_trace(trace, self.problem.target)
             except TraceRejected as error:
                 return self.result("rejected", str(error), student_output=output)
             evaluator.send({"trace": trace})

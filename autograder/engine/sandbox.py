@@ -288,32 +288,6 @@ def limit_memory(extra_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-UNPRIVILEGED_ID = 65534  # "nobody" on Debian and most Linux systems
-
-
-def confine_untrusted() -> str:
-    """In a child, just before untrusted code runs: take away what a grader must keep.
-
-    - Run as root (CI, a grading container), the child becomes `nobody`: it can no longer read
-      or signal the grader's processes, write to the virtual environment or the gradebook.
-    - It may not start processes (RLIMIT_NPROC), so nothing it starts can outlive the grading
-      by leaving the process group, and it cannot fork its way around the memory limit.
-    Returns a note on what was applied, for the record.
-    """
-    import resource
-
-    applied = []
-    if os.geteuid() == 0:
-        os.setgroups([])
-        os.setgid(UNPRIVILEGED_ID)
-        os.setuid(UNPRIVILEGED_ID)
-        applied.append("running as nobody")
-    # Counted per user: with this process alone at the limit, fork and thread creation fail.
-    resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
-    applied.append("no new processes")
-    return ", ".join(applied)
-
-
 def make_undumpable() -> None:
     """In a trusted child, first thing: other processes of the same user may not open its
     /proc/PID/fd (its private channel) or ptrace it. Linux only; elsewhere a no-op."""

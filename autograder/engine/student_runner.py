@@ -55,7 +55,8 @@ def schedule_error_text(error: BaseException) -> str:
 
 
 def main(argv: list[str]) -> None:
-    from .sandbox import confine_untrusted, limit_memory, open_channel
+    from .confine import Policy, confine
+    from .sandbox import limit_memory, open_channel
 
     send = open_channel(argv[0])
     problem_name, memory_mb = argv[1], int(argv[2])
@@ -72,7 +73,7 @@ def main(argv: list[str]) -> None:
     for name in PREIMPORTED:
         importlib.import_module(name)
     limit_memory(memory_mb)
-    confinement = confine_untrusted()
+    confinement = ", ".join(confine(Policy(private_dir=os.getcwd())))
     send({"kind": "stage", "stage": "student", "confinement": confinement})
 
     namespace = {"__name__": "submission", "__file__": SUBMISSION}

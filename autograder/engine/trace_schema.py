@@ -1,0 +1,397 @@
+"""What a student's trace may contain, field by field, checked before TVM sees any of it.
+
+A trace is `[instructions, decisions]`; an instruction is `[kind, inputs, attrs, outputs]`.
+Its kind says which schedule primitive ran, but its inputs are what TVM rebuilds on replay:
+a string input that starts with `{` is parsed as a whole TVM object (an index map, an
+expression that may hold `call_extern`), one that starts with `"` becomes a string. So
+checking kinds is not enough: every field of every instruction accepted here has a declared
+type (an integer in a range, a flag, a string from a fixed set, a reference to a block, loop
+or variable an earlier instruction defined), and anything else is rejected, naming the
+instruction and the field. No field accepts a TVM object or an expression: the exercises
+need no index map (`reindex_cache_*`, `transform_*` are refused for that reason), and TVM's
+primitives keep a program's meaning only while their inputs are plain.
+
+Plain Python, no TVM, no recursion: the walk is bounded by the sizes below.
+"""
+from __future__ import annotations
+
+import math
+import re
+import reprlib
+from dataclasses import dataclass, field
+
+# A real schedule has tens of instructions and creates a few dozen loops.
+MAX_INSTRUCTIONS = 1000
+MAX_LIST = 64  # factors of one split, loops of one reorder, candidates of one sample
+MAX_NEW_LOOPS = 256  # loops created by split/partition/add_unit_loop, over the whole trace
+MAX_EXTENT = 1 << 20  # no loop of the workloads is longer
+MAX_NAME = 64
+
+BLOCK, LOOP, VAR = "block", "loop", "variable"
+_PREFIX = {BLOCK: "b", LOOP: "l", VAR: "v"}
+_RV_NAME = re.compile(r"[blv][0-9]{1,6}")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,%d}" % (MAX_NAME - 1))
+
+GPU_THREAD_AXES = tuple(f"{kind}.{axis}" for kind in ("blockIdx", "threadIdx") for axis in "xyz")
+VIRTUAL_THREAD_AXES = tuple(f"vthread.{axis}" for axis in "xyz")
+STORAGE_SCOPES = ("global", "shared", "shared.dyn", "local")
+
+# Annotations the compiler acts on that cannot change results, and the values they may take.
+ANNOTATIONS = {"pragma_auto_unroll_max_step": (0, 4096), "pragma_unroll_explicit": (0, 1)}
+
+# Why the rest are refused, for the message a student sees.
+REFUSED_KINDS = {
+    "UnsafeSetDType": "unsafe_set_dtype changes what the program computes",
+    "UnsafeHideBufferAccess": "unsafe_hide_buffer_access hides accesses from TVM's safety checks",
+    "AnnotateBufferAccess": "annotate_buffer_access overrides the accesses TVM's safety checks rely on",
+    "TransformLayout": "transform_layout takes an index map (an expression) and can change the function's interface",
+    "TransformBlockLayout": "transform_block_layout takes an index map (an expression); this exercise accepts none",
+    "ReindexCacheRead": "reindex_cache_read takes an index map (an expression); this exercise accepts none: use cache_read",
+    "ReindexCacheWrite": "reindex_cache_write takes an index map (an expression); this exercise accepts none: use cache_write",
+    "Tensorize": "tensorize is outside this exercise",
+    "Blockize": "blockize is outside this exercise",
+}
+
+
+class TraceRejected(ValueError):
+    """The trace holds something the grader does not accept; the message says what and where."""
+
+
+@dataclass(frozen=True)
+class TraceSummary:
+    instructions: int
+    kinds: tuple[str, ...]  # distinct kinds used, in order of first use
+
+
+# ---- field types: each checks one JSON value and says what it expected --------------------
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A random variable an earlier instruction defined: a block, a loop or a sampled variable."""
+
+    kinds: tuple[str, ...]
+    name: str
+
+    def check(self, value, scope: "_Scope") -> str | None:
+        if not isinstance(value, str) or value not in scope.defined:
+            return f"must name a {' or '.join(self.kinds)} defined by an earlier instruction, got {_show(value)}"
+        if scope.defined[value] not in self.kinds:
+            return f"must be a {' or '.join(self.kinds)}, but {value} is a {scope.defined[value]}"
+        return None
+
+
+@dataclass(frozen=True)
+class RefList:
+    kinds: tuple[str, ...]
+    name: str
+    max_len: int = MAX_LIST
+
+    def check(self, value, scope):
+        if not isinstance(value, list) or len(value) > self.max_len:
+            return f"must be a list of at most {self.max_len} {self.kinds[0]}s, got {_show(value)}"
+        item = Ref(self.kinds, self.name)
+        return next((f"item {i} {e}" for i, v in enumerate(value) if (e := item.check(v, scope))), None)
+
+
+@dataclass(frozen=True)
+class Int:
+    lo: int
+    hi: int
+    name: str
+
+    def check(self, value, scope):
+        if isinstance(value, bool) or not isinstance(value, int) or not self.lo <= value <= self.hi:
+            return f"must be an integer from {self.lo} to {self.hi}, got {_show(value)}"
+        return None
+
+
+@dataclass(frozen=True)
+class Flag:
+    """true/false (TVM writes some flags as 0/1); `required` pins the only accepted value."""
+
+    name: str
+    required: bool | None = None
+    why: str = ""
+
+    def check(self, value, scope):
+        if value not in (True, False, 0, 1) or isinstance(value, float):
+            return f"must be true or false, got {_show(value)}"
+        if self.required is not None and bool(value) != self.required:
+            return f"must be {str(self.required).lower()}: {self.why}"
+        return None
+
+
+@dataclass(frozen=True)
+class Choice:
+    values: tuple[str, ...]
+    name: str
+
+    def check(self, value, scope):
+        if not isinstance(value, str) or value not in self.values:
+            return f"must be one of {', '.join(self.values)}; got {_show(value)}"
+        return None
+
+
+@dataclass(frozen=True)
+class Identifier:
+    """A block's name: looked up by TVM, never parsed."""
+
+    name: str
+
+    def check(self, value, scope):
+        if not isinstance(value, str) or not _IDENTIFIER.fullmatch(value):
+            return f"must be a plain name (letters, digits, _ and ., at most {MAX_NAME}), got {_show(value)}"
+        return None
+
+
+@dataclass(frozen=True)
+class Factor:
+    """One factor of a split: a positive integer, None (inferred), or a sampled variable."""
+
+    name: str = "factor"
+
+    def check(self, value, scope):
+        if value == "None":
+            return None
+        if isinstance(value, str) and value in scope.defined:
+            return Ref((VAR,), self.name).check(value, scope)
+        if Int(1, MAX_EXTENT, self.name).check(value, scope) is None:
+            return None
+        return f"must be a positive integer up to {MAX_EXTENT}, None, or a sampled variable; got {_show(value)}"
+
+
+@dataclass(frozen=True)
+class Numbers:
+    """A list of numbers: integers in a range, or finite non-negative floats (probabilities)."""
+
+    name: str
+    lo: float
+    hi: float
+    integers: bool = True
+    min_len: int = 1
+    max_len: int = MAX_LIST
+
+    def check(self, value, scope):
+        kind = "integers" if self.integers else "numbers"
+        ok = isinstance(value, list) and self.min_len <= len(value) <= self.max_len and all(
+            not isinstance(v, bool)
+            and isinstance(v, (int,) if self.integers else (int, float))
+            and (self.integers or math.isfinite(v))
+            and self.lo <= v <= self.hi
+            for v in value
+        )
+        if not ok:
+            return f"must be a list of {self.min_len} to {self.max_len} {kind} from {self.lo:g} to {self.hi:g}, got {_show(value)}"
+        return None
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One instruction kind: its fixed inputs, then optional repeated ones, its attrs and outputs.
+
+    `outputs`: the kind of RV each output is; `count` is a fixed number, "inputs" (one per
+    repeated input, as a split's loops), "n" (attribute 0, as a sampled tiling's factors), or
+    None (any number up to MAX_LIST, as get_loops).
+    """
+
+    inputs: tuple = ()
+    repeated: object = None
+    min_repeated: int = 0
+    attrs: tuple = ()
+    outputs: str | None = None
+    count: int | str | None = 0
+    new_loops: bool = False  # its outputs are loops that did not exist before
+    decision: object = None  # sampling instructions: the decision's type
+    cuda_only: bool = False
+
+    def output_count(self, repeated: int, attrs: list) -> tuple[int, int]:
+        if self.count == "inputs":
+            return repeated, repeated
+        if self.count == "n":
+            return attrs[0], attrs[0]
+        if self.count is None:
+            return 0, MAX_LIST
+        return self.count, self.count
+
+
+BLOCK_OR_LOOP = (BLOCK, LOOP)
+_block, _loop = Ref((BLOCK,), "block"), Ref((LOOP,), "loop")
+_buffer_index = Int(0, 16, "buffer_index")
+_scope = Choice(STORAGE_SCOPES, "storage_scope")
+_tile = Numbers("decision", 1, MAX_EXTENT)
+
+SCHEMAS: dict[str, Spec] = {
+    # Look-ups
+    "GetSBlock": Spec(attrs=(Identifier("name"), Choice(("main",), "func_name")), outputs=BLOCK, count=1),
+    "GetLoops": Spec(inputs=(_block,), outputs=LOOP, count=None),
+    "GetChildBlocks": Spec(inputs=(Ref(BLOCK_OR_LOOP, "block_or_loop"),), outputs=BLOCK, count=None),
+    "GetProducers": Spec(inputs=(_block,), outputs=BLOCK, count=None),
+    "GetConsumers": Spec(inputs=(_block,), outputs=BLOCK, count=None),
+    "GetOutputBlocks": Spec(inputs=(_block,), outputs=BLOCK, count=None),
+    # Loop transformations
+    "Split": Spec(
+        inputs=(_loop,), repeated=Factor(), min_repeated=2, outputs=LOOP, count="inputs", new_loops=True,
+        attrs=(Flag("preserve_unit_iters"), Flag("disable_predication", required=False,
+               why="TVM documents disable_predication=True as able to produce incorrect code")),
+    ),
+    "LoopPartition": Spec(inputs=(_loop,), repeated=Factor(), min_repeated=2, attrs=(Flag("preserve_unit_iters"),),
+                          outputs=LOOP, count="inputs", new_loops=True),
+    "Fuse": Spec(repeated=_loop, min_repeated=1, attrs=(Flag("preserve_unit_iters"),), outputs=LOOP, count=1),
+    "Merge": Spec(repeated=_loop, min_repeated=1, outputs=LOOP, count=1),
+    "Reorder": Spec(repeated=_loop, min_repeated=1),
+    "AddUnitLoop": Spec(inputs=(Ref(BLOCK_OR_LOOP, "block_or_loop"),), outputs=LOOP, count=1, new_loops=True),
+    "ReorderBlockIterVar": Spec(inputs=(_block, Numbers("new_order", 0, MAX_LIST - 1))),
+    "Parallel": Spec(inputs=(_loop,)),
+    "Vectorize": Spec(inputs=(_loop,)),
+    "Unroll": Spec(inputs=(_loop,)),
+    "Bind": Spec(inputs=(_loop,), attrs=(Choice(GPU_THREAD_AXES + VIRTUAL_THREAD_AXES, "thread_axis"),), cuda_only=True),
+    # Where blocks are computed
+    "ComputeAt": Spec(inputs=(_block, _loop), attrs=(Flag("preserve_unit_loops"), Int(-2, MAX_LIST, "index"))),
+    "ReverseComputeAt": Spec(inputs=(_block, _loop), attrs=(Flag("preserve_unit_loops"), Int(-2, MAX_LIST, "index"))),
+    "ComputeInline": Spec(inputs=(_block,)),
+    "ReverseComputeInline": Spec(inputs=(_block,)),
+    "DecomposeReduction": Spec(inputs=(_block, _loop), outputs=BLOCK, count=1),
+    "DecomposePadding": Spec(inputs=(_block, _loop), outputs=BLOCK, count=1),
+    "RFactor": Spec(inputs=(_loop,), attrs=(Int(0, 8, "factor_axis"),), outputs=BLOCK, count=1),
+    # Memory
+    "CacheRead": Spec(inputs=(_block, RefList((BLOCK,), "consumer_blocks")), attrs=(_buffer_index, _scope), outputs=BLOCK, count=1),
+    "CacheWrite": Spec(inputs=(_block, RefList((BLOCK,), "consumer_blocks")), attrs=(_buffer_index, _scope), outputs=BLOCK, count=1),
+    "SetScope": Spec(inputs=(_block,), attrs=(_buffer_index, _scope)),
+    # An absurd alignment allocates more than any machine has: offset below factor, factor a small power.
+    "StorageAlign": Spec(inputs=(_block,), attrs=(_buffer_index, Int(0, 7, "axis"), Int(1, 1024, "factor"), Int(0, 1023, "offset"))),
+    "Annotate": Spec(inputs=(Ref(BLOCK_OR_LOOP, "block_or_loop"), Int(0, 4096, "value")), attrs=(Choice(tuple(ANNOTATIONS), "key"),)),
+    "Unannotate": Spec(inputs=(Ref(BLOCK_OR_LOOP, "block_or_loop"),), attrs=(Choice(tuple(ANNOTATIONS), "key"),)),
+    # Sampling (design spaces), as MetaSchedule traces contain
+    "SamplePerfectTile": Spec(inputs=(_loop,), attrs=(Int(1, 8, "n"), Int(0, MAX_EXTENT, "max_innermost_factor")),
+                              outputs=VAR, count="n", decision=_tile),
+    "SamplePartitionedTile": Spec(inputs=(_loop,), attrs=(Int(1, 8, "n"), Int(0, 8, "partition_pos"), Int(1, MAX_EXTENT, "innerpart_factor")),
+                                  outputs=VAR, count="n", decision=_tile),
+    "SampleCategorical": Spec(attrs=(Numbers("candidates", -MAX_EXTENT, MAX_EXTENT), Numbers("probs", 0, 1, integers=False)),
+                              outputs=VAR, count=1, decision=Int(0, MAX_LIST - 1, "decision")),
+    "SampleComputeLocation": Spec(inputs=(_block,), outputs=LOOP, count=1, decision=Int(-2, MAX_LIST, "decision")),
+    "EnterPostproc": Spec(),
+}
+
+ALLOWED_KINDS = frozenset(SCHEMAS)
+
+
+# ---- the walk --------------------------------------------------------------------------
+
+
+@dataclass
+class _Scope:
+    defined: dict[str, str] = field(default_factory=dict)  # RV name -> BLOCK / LOOP / VAR
+    new_loops: int = 0
+
+
+def validate_trace(trace: object, target: str = "cpu") -> TraceSummary:
+    """Check every field of every instruction; raise TraceRejected naming the first bad one."""
+    if not (isinstance(trace, list) and len(trace) == 2 and all(isinstance(p, list) for p in trace)):
+        raise TraceRejected("the schedule's trace is malformed (expected [instructions, decisions])")
+    instructions, decisions = trace
+    if len(instructions) > MAX_INSTRUCTIONS:
+        raise TraceRejected(f"the schedule has {len(instructions)} instructions; at most {MAX_INSTRUCTIONS} are allowed")
+    scope = _Scope()
+    kinds: list[str] = []
+    for index, inst in enumerate(instructions):
+        if not (isinstance(inst, list) and len(inst) == 4 and isinstance(inst[0], str) and all(isinstance(p, list) for p in inst[1:])):
+            raise TraceRejected(f"instruction {index} of the trace is malformed (expected [kind, inputs, attrs, outputs])")
+        _check_instruction(index, inst, scope, target)
+        if inst[0] not in kinds:
+            kinds.append(inst[0])
+    _check_decisions(decisions, instructions)
+    return TraceSummary(instructions=len(instructions), kinds=tuple(kinds))
+
+
+def _check_instruction(index: int, inst: list, scope: _Scope, target: str) -> None:
+    kind, inputs, attrs, outputs = inst
+    if kind in REFUSED_KINDS:
+        raise TraceRejected(f"{primitive_name(kind)} is not allowed: {REFUSED_KINDS[kind]}")
+    spec = SCHEMAS.get(kind)
+    if spec is None:
+        raise TraceRejected(
+            f"{_show(primitive_name(kind))} is not one of the primitives this exercise allows "
+            f"({', '.join(sorted(primitive_name(k) for k in SCHEMAS))})"
+        )
+    where = f"instruction {index} ({primitive_name(kind)})"
+    if spec.cuda_only and target != "cuda":
+        raise TraceRejected(f"{where}: bind is for GPU schedules; this problem is compiled for the CPU")
+    fixed = len(spec.inputs)
+    repeated = len(inputs) - fixed
+    if len(inputs) < fixed or (spec.repeated is None and repeated) or repeated > MAX_LIST or (
+        spec.repeated is not None and repeated < spec.min_repeated
+    ):
+        raise TraceRejected(f"{where} has {len(inputs)} inputs, which this primitive never has")
+    for position, value in enumerate(inputs):
+        field_type = spec.inputs[position] if position < fixed else spec.repeated
+        _check_field(where, f"input {position} ({field_type.name})", field_type, value, scope)
+    if len(attrs) != len(spec.attrs):
+        raise TraceRejected(f"{where} has {len(attrs)} attributes; this primitive has {len(spec.attrs)}")
+    for position, (field_type, value) in enumerate(zip(spec.attrs, attrs)):
+        _check_field(where, f"attribute {position} ({field_type.name})", field_type, value, scope)
+    if kind == "Annotate":
+        lo, hi = ANNOTATIONS[attrs[0]]
+        _check_field(where, "input 1 (value)", Int(lo, hi, "value"), inputs[1], scope)
+    low, high = spec.output_count(repeated, attrs)
+    if not low <= len(outputs) <= high:
+        raise TraceRejected(f"{where} has {len(outputs)} outputs, which this primitive never has")
+    for position, name in enumerate(outputs):
+        if not (isinstance(name, str) and _RV_NAME.fullmatch(name) and name[0] == _PREFIX[spec.outputs]):
+            raise TraceRejected(f"{where}: output {position} must be a new {spec.outputs} name like "
+                                f"{_PREFIX[spec.outputs]}7, got {_show(name)}")
+        if name in scope.defined:
+            raise TraceRejected(f"{where}: output {position} redefines {name}")
+        scope.defined[name] = spec.outputs
+    if spec.new_loops:
+        scope.new_loops += len(outputs)
+        if scope.new_loops > MAX_NEW_LOOPS:
+            raise TraceRejected(f"the schedule creates more than {MAX_NEW_LOOPS} loops (at {where}); real schedules create a few dozen")
+
+
+def _check_field(where: str, what: str, field_type, value, scope: _Scope) -> None:
+    problem = field_type.check(value, scope)
+    if problem:
+        raise TraceRejected(f"{where}: {what} {problem}")
+
+
+def _check_decisions(decisions: list, instructions: list) -> None:
+    if len(decisions) > len(instructions):
+        raise TraceRejected("the trace has more sampling decisions than instructions")
+    seen = set()
+    for position, decision in enumerate(decisions):
+        if not (isinstance(decision, list) and len(decision) == 2):
+            raise TraceRejected(f"sampling decision {position} is malformed (expected [instruction, value])")
+        index, value = decision
+        spec = SCHEMAS[instructions[index][0]] if _is_index(index, len(instructions)) else None
+        if spec is None or spec.decision is None or index in seen:
+            raise TraceRejected(f"sampling decision {position} does not belong to a sampling instruction")
+        seen.add(index)
+        _check_field(f"instruction {index} ({primitive_name(instructions[index][0])})", "decision",
+                     spec.decision, value, _Scope())
+
+
+def _is_index(value, size: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < size
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxstring, _SHORT.maxother = 2, 4, 40, 40
+
+
+def _show(value) -> str:
+    """A value from the trace, quoted and short (and shallow, however deep it nests), for a message."""
+    return _SHORT.repr(value)
+
+
+def primitive_name(kind: str) -> str:
+    """'ReverseComputeAt' -> 'reverse_compute_at', the name students call."""
+    special = {"GetSBlock": "get_sblock", "RFactor": "rfactor", "UnsafeSetDType": "unsafe_set_dtype"}
+    if kind in special:
+        return special[kind]
+    out = []
+    for i, ch in enumerate(kind[:MAX_NAME]):
+        if ch.isupper() and i:
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
