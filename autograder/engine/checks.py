@@ -24,18 +24,19 @@ class CheckOutcome:
 
 
 def walk(node, visit) -> None:
-    """Call `visit` on every statement under `node` (TensorIR has no Python visitor in 0.27)."""
-    if node is None:
-        return
-    visit(node)
-    seq = getattr(node, "seq", None)
-    if seq is not None:
-        for child in seq:
-            walk(child, visit)
-    for attr in ("block", "init", "body", "then_case", "else_case"):
-        child = getattr(node, attr, None)
-        if child is not None and not isinstance(child, (int, float, str)):
-            walk(child, visit)
+    """Call `visit` on every statement under `node`, outermost first (TensorIR has no Python
+    visitor in 0.27). A loop, not recursion: a submission decides how deep its nests go."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if node is None or isinstance(node, (int, float, str)):
+            continue
+        visit(node)
+        children = [getattr(node, attr, None) for attr in ("block", "init", "body", "then_case", "else_case")]
+        seq = getattr(node, "seq", None)
+        if seq is not None:
+            children = list(seq) + children
+        stack.extend(reversed(children))
 
 
 def blocks(func) -> list:
@@ -142,18 +143,33 @@ def check_fusion(original, scheduled, target, budget_bytes: int) -> CheckOutcome
     )
 
 
-def unbound_blocks(schedule) -> list[str]:
-    """Blocks of a scheduled function with no enclosing loop bound to a GPU thread axis."""
+GPU_THREAD_PREFIXES = ("blockIdx.", "threadIdx.")
+
+
+def thread_tags(schedule, block_name: str) -> list[str]:
+    """The thread axes the loops around a block are bound to (blockIdx.x, vthread.x, ...)."""
     from tvm import tirx
 
-    names = []
-    for block in blocks(schedule.mod["main"]):
-        if block.name_hint == "root":
-            continue
-        loops = schedule.get_loops(schedule.get_sblock(block.name_hint))
-        if not any(schedule.get(loop).kind == tirx.ForKind.THREAD_BINDING for loop in loops):
-            names.append(block.name_hint)
-    return names
+    tags = []
+    for loop in schedule.get_loops(schedule.get_sblock(block_name)):
+        node = schedule.get(loop)
+        if node.kind == tirx.ForKind.THREAD_BINDING and node.thread_binding is not None:
+            tags.append(str(node.thread_binding.thread_tag))
+    return tags
+
+
+def unbound_blocks(schedule) -> list[str]:
+    """Blocks with no enclosing loop bound to a GPU thread axis (blockIdx.* or threadIdx.*).
+
+    A virtual thread (vthread.*) is not one: it becomes a loop inside a GPU thread, and a
+    block under vthreads alone becomes a loop on the host, over device memory.
+    """
+    return [
+        block.name_hint
+        for block in blocks(schedule.mod["main"])
+        if block.name_hint != "root"
+        and not any(tag.startswith(GPU_THREAD_PREFIXES) for tag in thread_tags(schedule, block.name_hint))
+    ]
 
 
 def check_binding(schedule) -> CheckOutcome:
@@ -161,6 +177,14 @@ def check_binding(schedule) -> CheckOutcome:
     if not unbound:
         return CheckOutcome("binding", True, "every block runs on GPU threads")
     first = unbound[0]
+    if thread_tags(schedule, first):
+        return CheckOutcome(
+            "binding",
+            False,
+            f"block '{first}' is bound only to virtual threads ({', '.join(thread_tags(schedule, first))}): a "
+            "vthread is a loop inside one GPU thread, not a GPU thread, so TVM would run the block on the host. "
+            "Bind an outer loop to blockIdx.x and an inner one to threadIdx.x (vthreads may sit between them).",
+        )
     return CheckOutcome(
         "binding",
         False,
@@ -170,6 +194,44 @@ def check_binding(schedule) -> CheckOutcome:
         f"b = sch.get_sblock('{first}'); bx, tx = sch.split(sch.fuse(*sch.get_loops(b)), [None, 256]); "
         "sch.bind(bx, 'blockIdx.x'); sch.bind(tx, 'threadIdx.x'); or reverse_compute_at it under a bound loop "
         "and bind its inner loops to threadIdx.",
+    )
+
+
+def host_functions_touching_memory(scheduled, target) -> list[str]:
+    """After lowering, the host-side functions that still load or store a buffer themselves.
+
+    On a GPU every tensor the function gets lives in device memory, so a host function that
+    reads or writes one is a loop that escaped the kernels. Found by TVM's own serialiser (its
+    node types), since 0.27 has no Python visitor for TIR expressions.
+    """
+    import json
+
+    import tvm
+    from tvm import tirx
+
+    mod = tirx.transform.BindTarget(target)(tvm.IRModule({"main": scheduled}))
+    lowered = tvm.tirx.get_tir_pipeline("s_tir")[0](mod)
+    touching = []
+    for global_var, func in lowered.functions.items():
+        func_target = func.attrs.get("target") if isinstance(func, tirx.PrimFunc) and func.attrs else None
+        if func_target is None or func_target.kind.name == "cuda":
+            continue
+        kinds = {node.get("type") for node in json.loads(tvm.ir.save_json(func))["nodes"]}
+        if kinds & {"tirx.BufferLoad", "tirx.BufferStore"}:
+            touching.append(global_var.name_hint)
+    return touching
+
+
+def check_host_touches_no_device_buffer(scheduled, target) -> CheckOutcome:
+    touching = host_functions_touching_memory(scheduled, target)
+    if not touching:
+        return CheckOutcome("host-code", True, "after lowering, the host only launches kernels")
+    return CheckOutcome(
+        "host-code",
+        False,
+        f"after lowering, host function '{touching[0]}' still reads or writes tensors that live in GPU "
+        "memory: part of the computation escaped the kernels. Make sure every loop nest is under a loop "
+        "bound to blockIdx and threadIdx.",
     )
 
 

@@ -40,6 +40,7 @@ class Policy:
     max_file_bytes: int = 0  # RLIMIT_FSIZE: 0 means it can write no byte to any file
     threads: bool = False  # the compiled code's runtime may start threads; student code may not
     devices: tuple[str, ...] = ()  # device nodes it may open read-write (a GPU's)
+    extra_readable: tuple[str, ...] = ()  # what a GPU driver reads besides (/proc/driver/nvidia, ...)
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,9 @@ def _landlock_rules(policy: Policy):
     for path in readable_system_paths():
         ruleset.allow(path, rules=read_tree if os.path.isdir(path) else FSAccess.READ_FILE)
     ruleset.allow(policy.private_dir, rules=read_tree)
+    for path in policy.extra_readable:
+        if os.path.exists(path):
+            ruleset.allow(path, rules=read_tree if os.path.isdir(path) else FSAccess.READ_FILE)
     for path in policy.writable_files:
         ruleset.allow(path, rules=FSAccess.READ_FILE | FSAccess.WRITE_FILE)
     device_rights = FSAccess.READ_FILE | FSAccess.WRITE_FILE

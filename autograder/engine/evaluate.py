@@ -18,8 +18,10 @@ import traceback
 
 import numpy as np
 
-from .config import GraderConfig
 from ..problems import Problem, get_problem
+from ..problems.workload import random_inputs
+from .config import GraderConfig
+from .measure import INPUT_NAMES, InfrastructureError, LocalRunner, RunnerFailed, check_timings, run_once, time_rounds
 
 
 class Timer:
@@ -28,6 +30,10 @@ class Timer:
         self.stages: dict[str, float] = {}
         self._current: str | None = None
         self._since = 0.0
+
+    @property
+    def current(self) -> str:
+        return self._current or "prepare"
 
     def stage(self, name: str) -> None:
         now = time.perf_counter()
@@ -69,19 +75,29 @@ def baseline_module(problem: Problem, func, target):
 
 
 class Evaluation:
-    def __init__(self, problem: Problem, config: GraderConfig, timer: Timer):
+    """Everything the evaluator does with one trace; `runner` runs compiled code (None: over RPC)."""
+
+    def __init__(self, problem: Problem, config: GraderConfig, timer: Timer, runner: LocalRunner | None):
         import tvm
 
         self.tvm = tvm
-        self.problem, self.config, self.timer = problem, config, timer
+        self.problem, self.config, self.timer, self.runner = problem, config, timer, runner
         self.func = problem.workload()
         self.target = host_target(problem, config)
         self.baseline = tvm.compile(baseline_module(problem, self.func, self.target), target=self.target)
+        if runner is not None:
+            self.baseline.export_library(runner.library_path("baseline.so"))
+        self.deadline = None
+
+    def remaining_s(self) -> float:
+        """Time left before the grader's own limit, less a margin to report in."""
+        return max(1.0, self.deadline - time.monotonic())
 
     def evaluate(self, trace) -> dict:
         from . import checks
         from .replay import replay
 
+        self.deadline = time.monotonic() + self.config.evaluate_timeout_s - 3.0
         report: dict = {"checks": [], "messages": []}
         self.timer.stage("replay")
         try:
@@ -97,6 +113,8 @@ class Evaluation:
         if self.problem.target == "cuda":
             structural.append(checks.check_binding(schedule))
             if structural[-1].passed:
+                structural.append(checks.check_host_touches_no_device_buffer(scheduled, self.target))
+            if structural[-1].passed:
                 structural.append(checks.check_gpu_limits(scheduled, self.target))
         report["checks"] = [c.as_dict() for c in structural]
         if not all(c.passed for c in structural):
@@ -108,7 +126,7 @@ class Evaluation:
         try:
             candidate = self.tvm.compile(schedule.mod, target=self.target)
         except Exception as error:
-            return {**report, "outcome": "compile_error", "message": f"TVM could not compile the schedule: {str(error).strip().splitlines()[-1]}"}
+            return {**report, "outcome": "compile_error", "message": f"TVM could not compile the schedule: {_last_line(error)}"}
         if self.problem.target == "cuda":
             compiled = self._check_cuda_build(candidate)
             report["checks"].append(compiled.as_dict())
@@ -119,23 +137,57 @@ class Evaluation:
             if not gpu_present() and not self.config.rpc_tracker:
                 return {**report, "outcome": "needs-gpu", "message": "no GPU here: the schedule compiled and passed the static checks; grade it on a GPU host (or with --rpc) for correctness and speed"}
 
+        try:
+            if self.runner is not None:
+                report["messages"].append("ran on this machine, confined")
+                measured = self._run_here(candidate)
+            else:
+                measured = self._run_remotely(candidate, report)
+        except RunnerFailed as error:
+            return {**report, "outcome": error.status, "message": str(error)}
+        report["checks"].insert(0, measured["correctness"])
+        report["correct"] = measured["correctness"]["passed"]
+        if "samples" in measured:
+            report.update(_speed(measured["samples"]))
+        return {**report, "outcome": "ran"}
+
+    def _run_here(self, candidate) -> dict:
+        self.timer.stage("run")
+        candidate.export_library(self.runner.library_path("candidate.so"))
+        correctness = self._judge(self.runner.run(self.remaining_s()))
+        measured = {"correctness": correctness}
+        if correctness["passed"] and self.config.measure_speed:
+            self.timer.stage("time")
+            measured["samples"] = self.runner.time(self.remaining_s())
+        return measured
+
+    def _run_remotely(self, candidate, report: dict) -> dict:
         from .runners import open_session
 
         self.timer.stage("connect")
-        session = open_session(self.problem.target, self.config.rpc_tracker, self.config.rpc_key)
-        report["messages"].append(f"ran on {session.where}")
+        try:
+            session = open_session(self.problem.target, self.config.rpc_tracker, self.config.rpc_key)
+            report["messages"].append(f"ran on {session.where}")
+            base_mod, cand_mod = session.load(self.baseline), session.load(candidate)
+        except Exception as error:
+            raise InfrastructureError(f"the RPC device could not be reached or loaded: {_last_line(error)}") from error
+        inputs = random_inputs(self.problem.shape, self.config.seed)
         try:
             self.timer.stage("run")
-            base_mod, cand_mod = session.load(self.baseline), session.load(candidate)
-            correctness = self._check_correctness(session, cand_mod)
-            report["checks"].insert(0, correctness)
-            report["correct"] = correctness["passed"]
+            correctness = self._judge(run_once(session, cand_mod, self.problem.shape, inputs))
+            measured = {"correctness": correctness}
             if correctness["passed"] and self.config.measure_speed:
                 self.timer.stage("time")
-                report.update(self._time(session, base_mod, cand_mod))
+                samples = time_rounds(session, base_mod, cand_mod, self.problem.shape, inputs,
+                                      self.config.timing_rounds, self.config.min_repeat_ms)
+                measured["samples"] = check_timings(samples, self.config.timing_rounds)
+            return measured
+        except RunnerFailed:
+            raise
+        except Exception as error:
+            raise RunnerFailed(f"your compiled schedule failed on the remote device: {_last_line(error)}") from error
         finally:
             session.close()
-        return {**report, "outcome": "ran"}
 
     def _check_cuda_build(self, executable):
         from .checks import CheckOutcome
@@ -156,58 +208,51 @@ class Evaluation:
             message += f" and to PTX by nvcc ({len(ptx)} bytes)"
         return CheckOutcome("cuda-build", True, message)
 
-    def _arguments(self, session, inputs):
-        shape = self.problem.shape
-        args = [session.tensor(inputs[name]) for name in ("x", "w", "b")]
-        return args + [session.tensor(np.full(shape.output_shape, np.nan, dtype=np.float32))]
-
-    def _check_correctness(self, session, module) -> dict:
-        from ..problems.workload import random_inputs, reference
+    def _judge(self, arrays: list[np.ndarray]) -> dict:
+        """Correctness from what the run left: the output, and the inputs as they were afterwards."""
+        from ..problems.workload import reference
 
         shape = self.problem.shape
         inputs = random_inputs(shape, self.config.seed)
-        args = self._arguments(session, inputs)
-        module["main"](*args)
-        session.device.sync()
-        output = args[-1].numpy()
-        for name, arg in zip(("x", "w", "b"), args):
-            if not np.array_equal(arg.numpy(), inputs[name]):
+        output, *after = arrays
+        for name, arg in zip(INPUT_NAMES, after):
+            if not np.array_equal(arg, inputs[name], equal_nan=True):
                 return _check("correctness", False, f"the compiled function modified its input '{name}'")
         if np.isnan(output).any():
             count = int(np.isnan(output).sum())
-            return _check("correctness", False, f"{count} of {output.size} outputs were never written")
+            return _check("correctness", False, f"{count} of {output.size} outputs were never written (or are NaN)")
         expected = reference(inputs["x"], inputs["w"], inputs["b"], shape.padding)
         error = np.abs(output - expected)
         allowed = self.problem.atol + self.problem.rtol * np.abs(expected)
-        if (error > allowed).any():
-            where = np.unravel_index(np.argmax(error - allowed), error.shape)
+        if not np.isfinite(output).all() or (error > allowed).any():
+            where = np.unravel_index(np.argmax(np.where(np.isfinite(error), error - allowed, np.inf)), error.shape)
+            wrong = int((~(error <= allowed)).sum())
             return _check(
                 "correctness",
                 False,
-                f"{int((error > allowed).sum())} outputs differ from the reference; worst at index {tuple(int(i) for i in where)}: "
+                f"{wrong} outputs differ from the reference; worst at index {tuple(int(i) for i in where)}: "
                 f"got {output[where]:.6g}, expected {expected[where]:.6g}",
             )
         return _check("correctness", True, f"matches the reference on fresh random inputs (max abs error {error.max():.2g})")
 
-    def _time(self, session, base_mod, cand_mod) -> dict:
-        from .bench import measure_interleaved, tvm_timer
-        from ..problems.workload import random_inputs
 
-        inputs = random_inputs(self.problem.shape, self.config.seed)
-        timers = {
-            "baseline": tvm_timer(base_mod, session.device, self._arguments(session, inputs), self.config.min_repeat_ms),
-            "candidate": tvm_timer(cand_mod, session.device, self._arguments(session, inputs), self.config.min_repeat_ms),
-        }
-        measured = measure_interleaved(timers, rounds=self.config.timing_rounds)
-        speedup = measured.speedup("baseline", "candidate")
-        return {
-            "speedup": speedup.as_dict(),
-            "runtimes_ms": {name: measured.stats(name).median * 1e3 for name in timers},
-        }
+def _speed(samples: dict[str, list[float]]) -> dict:
+    from .bench import Measurements
+
+    measured = Measurements(samples)
+    return {
+        "speedup": measured.speedup("baseline", "candidate").as_dict(),
+        "runtimes_ms": {name: measured.stats(name).median * 1e3 for name in samples},
+    }
 
 
 def _check(name: str, passed: bool, message: str) -> dict:
     return {"name": name, "passed": passed, "message": message}
+
+
+def _last_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[-1][:500] if lines else type(error).__name__
 
 
 def main(argv: list[str]) -> None:
@@ -219,21 +264,36 @@ def main(argv: list[str]) -> None:
     config = GraderConfig(**json.loads(sys.stdin.readline()))
     timer = Timer(send)
     timer.stage("prepare")
-    evaluation = Evaluation(problem, config, timer)
-    limit_memory(config.evaluate_memory_mb)
-    timer.stage("waiting")
-    line = sys.stdin.readline()
-    if not line:
-        return
-    request = json.loads(line)
+    import tvm  # noqa: F401  (before the fork, so the runner need not import it again)
+
+    # Forked before this process compiles anything, starts threads or opens a GPU.
+    runner = None if config.rpc_tracker else LocalRunner(problem, config)
     try:
-        result = evaluation.evaluate(request["trace"])
+        evaluation = Evaluation(problem, config, timer, runner)
+        limit_memory(config.evaluate_memory_mb)
+        timer.stage("waiting")
+        line = sys.stdin.readline()
+        if not line:
+            return
+        request = json.loads(line)
+        try:
+            result = evaluation.evaluate(request["trace"])
+        except InfrastructureError as error:
+            send({"kind": "internal", "message": str(error)})
+            return
+        except Exception as error:
+            # The trace has arrived: whatever it makes fail (a deep nest that exhausts a walk,
+            # an allocation TVM refuses) is the submission's, with score 0 and a reason.
+            result = {"checks": [], "messages": [], "outcome": "error",
+                      "message": f"grading your schedule failed during {timer.current}: {type(error).__name__}: {_last_line(error)}"}
+        result["stage_s"] = timer.done()
+        send({"kind": "result", **result})
     except Exception:
-        # Our bug or TVM's, not the student's: say so, with the traceback for whoever fixes it.
+        # Before any trace: our bug or TVM's, not the student's. Say so, with the traceback.
         send({"kind": "internal", "message": traceback.format_exc(limit=8)})
-        return
-    result["stage_s"] = timer.done()
-    send({"kind": "result", **result})
+    finally:
+        if runner is not None:
+            runner.close()
 
 
 if __name__ == "__main__":

@@ -174,6 +174,8 @@ class _Grading:
             return self.result("rejected", report["message"], *messages, **common)
         if kind == "needs-gpu":
             return self.result("needs-gpu", report["message"], *messages, **common)
+        if kind in ("crashed", "timeout", "error"):  # the compiled schedule, or the grading it caused
+            return self.result(kind, report["message"], *messages, **common)
         return self.score(report, checks, messages, output)
 
     def score(self, report: dict, checks: list[Check], messages: list[str], output: str) -> Result:

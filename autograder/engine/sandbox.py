@@ -20,13 +20,65 @@ from dataclasses import dataclass, field
 
 import psutil
 
+from .confine import UNPRIVILEGED_ID
+
 _POLL_S = 0.05
-# What the channel accepts from a child, at most: a real trace is a few kilobytes.
-MAX_MESSAGE_BYTES = 4 * 2**20
-MAX_MESSAGES = 1000
 # The environment an untrusted child gets: what Python, numpy and TVM need, nothing else
 # (no tokens, no paths to the course's files).
 SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "VIRTUAL_ENV")
+
+
+@dataclass(frozen=True)
+class ChannelLimits:
+    """What a child may send on its channel in all, however it splits it into messages.
+
+    Past any limit the child is killed at once and everything it sent is dropped, so the
+    grader's memory stays bounded whatever a child does.
+    """
+
+    total_bytes: int
+    messages: int
+    depth: int = 16  # JSON nesting; a real trace nests 4 deep
+
+
+# A trace is a few kilobytes; the student's child sends a stage message, then a trace or an error.
+UNTRUSTED_CHANNEL = ChannelLimits(total_bytes=2**20, messages=16)
+# Our own children's reports (stages, checks, timings): kilobytes too, with room to spare.
+TRUSTED_CHANNEL = ChannelLimits(total_bytes=16 * 2**20, messages=256, depth=32)
+
+
+class ChannelOverflow(ValueError):
+    """A message broke the channel's limits."""
+
+
+def parse_message(line: bytes, depth: int) -> dict:
+    """One channel message: a JSON object nested at most `depth` deep, with finite numbers only."""
+    try:
+        message = json.loads(line, parse_constant=_no_constant)
+    except RecursionError:
+        raise ChannelOverflow("nested deeper than the channel allows") from None
+    except (ValueError, UnicodeDecodeError):
+        return {"kind": "garbled"}
+    if not isinstance(message, dict):
+        return {"kind": "garbled"}
+    if _depth(message) > depth:
+        raise ChannelOverflow("nested deeper than the channel allows")
+    return message
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number the channel accepts")
+
+
+def _depth(value) -> int:
+    """How deep lists and objects nest in `value`, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, (list, dict)):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
 
 
 @dataclass
@@ -79,8 +131,9 @@ class _TailBuffer:
 class Child:
     """`python -m MODULE CHANNEL_FD ARGS...` in its own session and temporary directory.
 
-    `untrusted=True` gives the child only SAFE_ENV_KEYS of this process's environment.
-    `files` are written into the child's directory before it starts (name -> text).
+    `untrusted=True` gives the child only SAFE_ENV_KEYS of this process's environment, and
+    the tighter channel limits. `files` are written into the child's directory before it
+    starts (name -> text).
     """
 
     def __init__(
@@ -92,8 +145,10 @@ class Child:
         env: dict[str, str] | None = None,
         untrusted: bool = False,
         files: dict[str, str] | None = None,
+        channel: ChannelLimits | None = None,
     ):
         self.module = module
+        self.limits = channel or (UNTRUSTED_CHANNEL if untrusted else TRUSTED_CHANNEL)
         self.args = args
         self.output = _TailBuffer(output_limit)
         self.messages: list[dict] = []
@@ -113,12 +168,19 @@ class Child:
 
     def start(self) -> "Child":
         read_fd, write_fd = os.pipe()
+        self.started = time.monotonic()
+        self.proc = self._launch(write_fd)
+        os.close(write_fd)
+        self._spawn(self._read_output, self.proc.stdout)
+        self._spawn(self._read_channel, os.fdopen(read_fd, "rb"))
+        return self
+
+    def _launch(self, channel_fd: int):
         self.env["PYTHONPATH"] = os.pathsep.join(filter(None, [_package_root(), self.env.get("PYTHONPATH")]))
         self.env["PYTHONDONTWRITEBYTECODE"] = "1"
-        self.started = time.monotonic()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", self.module, str(write_fd), *self.args],
-            pass_fds=(write_fd,),
+        return subprocess.Popen(
+            [sys.executable, "-m", self.module, str(channel_fd), *self.args],
+            pass_fds=(channel_fd,),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -126,18 +188,21 @@ class Child:
             env=self.env,
             start_new_session=True,
         )
-        os.close(write_fd)
-        self._spawn(self._read_output, self.proc.stdout)
-        self._spawn(self._read_channel, os.fdopen(read_fd, "rb"))
-        return self
 
     def send(self, message: dict) -> None:
         """One JSON line on the child's stdin (it may already be gone: that shows in wait())."""
+        self.send_line(json.dumps(message))
+
+    def send_line(self, text: str) -> None:
         try:
-            self.proc.stdin.write((json.dumps(message) + "\n").encode())
+            self.proc.stdin.write((text + "\n").encode())
             self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
+        except (BrokenPipeError, OSError, ValueError):  # ValueError: stdin already closed
             pass
+
+    def last_message(self, kind: str) -> dict | None:
+        """The last message of a kind that has arrived so far."""
+        return next((m for m in reversed(list(self.messages)) if m.get("kind") == kind), None)
 
     def wait(
         self,
@@ -178,7 +243,7 @@ class Child:
         self.close()
         outcome.returncode = self.proc.returncode
         outcome.wall_s = time.monotonic() - self.started
-        outcome.messages = list(self.messages)
+        outcome.messages = [] if self.channel_overflow else list(self.messages)
         outcome.output_tail = self.output.text()
         outcome.channel_overflow = self.channel_overflow
         return outcome
@@ -227,24 +292,116 @@ class Child:
             self.output.feed(chunk)
 
     def _read_channel(self, stream) -> None:
-        """Collect the child's messages; stop (and have it killed) if it sends too much."""
+        """Collect the child's messages; past the channel's limits, kill it and drop them all."""
+        budget = self.limits.total_bytes
         with stream:
             while True:
-                line = stream.readline(MAX_MESSAGE_BYTES + 1)
+                line = stream.readline(budget + 1)
                 if not line:
                     return
-                if len(line) > MAX_MESSAGE_BYTES or len(self.messages) >= MAX_MESSAGES:
-                    self.channel_overflow = True
-                    return
+                budget -= len(line)
                 try:
-                    message = json.loads(line)
-                except Exception:  # bad JSON, or JSON nested deep enough to exhaust the parser
-                    message = {"kind": "garbled"}
-                if not isinstance(message, dict):
-                    message = {"kind": "garbled"}
+                    if budget < 0 or len(self.messages) >= self.limits.messages:
+                        raise ChannelOverflow("more than the channel allows")
+                    message = parse_message(line, self.limits.depth)
+                except ChannelOverflow:
+                    self.channel_overflow = True
+                    self.kill()
+                    self.messages.clear()
+                    return
                 if message.get("kind") == "stage" and isinstance(message.get("stage"), str):
                     self.stages_reached.setdefault(message["stage"], time.monotonic())
                 self.messages.append(message)
+
+
+class ForkedChild(Child):
+    """A Child that is a fork of this process running `target(send)`, instead of a new interpreter.
+
+    For a child that needs what this process has already imported (TVM takes most of a second
+    to import): fork before anything holds threads of our own or a GPU context. The fork keeps
+    only its channel, stdin and stdout (every other descriptor is closed first thing), works
+    in its own directory with only SAFE_ENV_KEYS of the environment, and stays in this
+    process's group, so whatever ends this process's group ends it too.
+    """
+
+    def __init__(self, target, **kwargs):
+        super().__init__("(fork)", [], untrusted=True, **kwargs)
+        self.target = target
+        if os.geteuid() == 0:  # the child gives up root for `nobody`, and keeps its directory
+            os.chown(self.workdir, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
+
+    def kill(self) -> None:
+        """It cannot start processes of its own (it confines itself), so it is one process."""
+        if self.proc is None or self.proc.returncode is not None:  # reaped: its pid may be another's
+            return
+        try:
+            os.kill(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+
+    def _launch(self, channel_fd: int):
+        stdin_r, stdin_w = os.pipe()
+        out_r, out_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            code = 70
+            try:
+                os.dup2(stdin_r, 0)
+                os.dup2(out_w, 1)
+                os.dup2(out_w, 2)
+                keep = max(channel_fd, 2)
+                os.closerange(3, channel_fd)
+                os.closerange(keep + 1, _max_fd())
+                os.chdir(self.workdir)
+                for key in list(os.environ):
+                    if key not in self.env:
+                        del os.environ[key]
+                os.environ.update(self.env)
+                sys.stdin = os.fdopen(0, "r", closefd=False)
+                sys.stdout = sys.stderr = os.fdopen(1, "w", buffering=1, closefd=False)
+                self.target(_channel_sender(channel_fd))
+                code = 0
+            except BaseException:
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        os.close(stdin_r)
+        os.close(out_w)
+        return _ForkedProcess(pid, os.fdopen(stdin_w, "wb"), os.fdopen(out_r, "rb"))
+
+
+class _ForkedProcess:
+    """The parts of subprocess.Popen that Child uses, for a fork."""
+
+    def __init__(self, pid: int, stdin, stdout):
+        self.pid, self.stdin, self.stdout = pid, stdin, stdout
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+
+def _max_fd() -> int:
+    try:
+        return os.sysconf("SC_OPEN_MAX")
+    except (ValueError, OSError):
+        return 4096
 
 
 def _tree_rss_mb(process) -> float:
@@ -269,7 +426,11 @@ def _package_root() -> str:
 
 def open_channel(fd_arg: str):
     """In a child: the private channel to the parent, and a function that sends one message."""
-    channel = os.fdopen(int(fd_arg), "w", buffering=1)
+    return _channel_sender(int(fd_arg))
+
+
+def _channel_sender(fd: int):
+    channel = os.fdopen(fd, "w", buffering=1)
 
     def send(message: dict) -> None:
         channel.write(json.dumps(message) + "\n")

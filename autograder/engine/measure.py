@@ -1,0 +1,202 @@
+"""Running and timing compiled schedules, where their code cannot reach the verdict.
+
+The compiled schedule is TVM's code generated from a trace the schema accepted, but it is
+still derived from a submission, so it never runs in the evaluator (which holds the channel
+the grader trusts). On this machine it runs in a *runner*: a fork of the evaluator taken
+before the evaluator compiles anything or touches a GPU, which confines itself at once
+(`confine.py`: its own user, Landlock, seccomp) and then only loads the two libraries the
+evaluator exports into its private directory, runs them, and reports. What it reports is
+untrusted data:
+
+- the outputs (and the inputs as they were after the call) go into one file of exactly the
+  expected size that the evaluator created; the runner may write it but not grow or truncate it;
+- the timings are lists of numbers, each checked (count, finite, in range) by the evaluator,
+  which computes the medians and ratios itself.
+
+Behind TVM's RPC tracker the compiled code runs on the remote device instead, through the
+same two functions (`run_once`, `time_rounds`).
+"""
+from __future__ import annotations
+
+import glob
+import math
+import os
+import sys
+
+import numpy as np
+
+from .confine import Policy, confine
+from .sandbox import ForkedChild, limit_memory
+
+LIBRARIES = ("baseline.so", "candidate.so")
+RESULT_FILE = "result.f32"
+INPUT_NAMES = ("x", "w", "b")
+MAX_SAMPLE_S = 60.0  # one time_evaluator sample; far above any real one
+
+
+class InfrastructureError(RuntimeError):
+    """The grader's own machinery failed (an RPC device lost): not the submission's fault."""
+
+
+class RunnerFailed(RuntimeError):
+    """The compiled schedule crashed, hung or sent garbage: the submission's fault.
+
+    `status` is the Result status it becomes: crashed, timeout or error.
+    """
+
+    def __init__(self, message: str, status: str = "crashed"):
+        super().__init__(message)
+        self.status = status
+
+
+def _arguments(session, shape, inputs: dict[str, np.ndarray]) -> list:
+    args = [session.tensor(inputs[name]) for name in INPUT_NAMES]
+    return args + [session.tensor(np.full(shape.output_shape, np.nan, dtype=np.float32))]
+
+
+def run_once(session, module, shape, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Call the function once on NaN-filled output: [output, x, w, b] as they are afterwards."""
+    args = _arguments(session, shape, inputs)
+    module["main"](*args)
+    session.device.sync()
+    return [args[-1].numpy()] + [arg.numpy() for arg in args[:-1]]
+
+
+def time_rounds(session, base_mod, cand_mod, shape, inputs, rounds: int, min_repeat_ms: float) -> dict[str, list[float]]:
+    """Seconds per run of each, one sample per interleaved round."""
+    from .bench import measure_interleaved, tvm_timer
+
+    timers = {
+        "baseline": tvm_timer(base_mod, session.device, _arguments(session, shape, inputs), min_repeat_ms),
+        "candidate": tvm_timer(cand_mod, session.device, _arguments(session, shape, inputs), min_repeat_ms),
+    }
+    return measure_interleaved(timers, rounds=rounds).samples
+
+
+def result_layout(shape) -> list[tuple[tuple[int, ...], int]]:
+    """(shape, offset in float32 elements) of the output, then x, w, b, in the result file."""
+    layout, offset = [], 0
+    for dims in (shape.output_shape, shape.input_shape, shape.weight_shape, shape.bias_shape):
+        layout.append((dims, offset))
+        offset += math.prod(dims)
+    return layout
+
+
+def result_bytes(shape) -> int:
+    dims, offset = result_layout(shape)[-1]
+    return (offset + math.prod(dims)) * 4
+
+
+def read_result(path: str, shape) -> list[np.ndarray]:
+    """The runner's file, read as data: exactly the expected size, or RunnerFailed."""
+    size = os.stat(path).st_size
+    if size != result_bytes(shape):
+        raise RunnerFailed(f"the run left {size} bytes of results where {result_bytes(shape)} were expected", "error")
+    flat = np.fromfile(path, dtype=np.float32)
+    return [flat[offset : offset + math.prod(dims)].reshape(dims) for dims, offset in result_layout(shape)]
+
+
+def check_timings(message: dict | None, rounds: int) -> dict[str, list[float]]:
+    """Timings from the runner, accepted only as `rounds` finite, positive seconds for each."""
+    samples = {}
+    for name in ("baseline", "candidate"):
+        values = (message or {}).get(name)
+        if not (isinstance(values, list) and len(values) == rounds and all(
+            isinstance(v, float) and 0 < v <= MAX_SAMPLE_S for v in values
+        )):
+            raise RunnerFailed("the process timing your schedule sent timings that are not plausible measurements", "error")
+        samples[name] = values
+    return samples
+
+
+def gpu_device_nodes() -> tuple[str, ...]:
+    return tuple(sorted(glob.glob("/dev/nvidia*")))
+
+
+class LocalRunner:
+    """The confined runner on this machine: fork it early, then hand it libraries to run."""
+
+    def __init__(self, problem, config):
+        self.problem, self.config = problem, config
+        self.shape = problem.shape
+        gpu = problem.target == "cuda"
+        self.child = ForkedChild(self._main, env={"TVM_NUM_THREADS": str(config.threads), "OMP_NUM_THREADS": "1",
+                                                   "CUDA_CACHE_DISABLE": "1"})
+        self.result_path = os.path.join(self.child.workdir, RESULT_FILE)
+        with open(self.result_path, "wb") as handle:
+            handle.truncate(result_bytes(self.shape))
+        if os.geteuid() == 0:
+            from .confine import UNPRIVILEGED_ID
+
+            os.chown(self.result_path, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
+        self.policy = Policy(
+            private_dir=self.child.workdir,
+            writable_files=(self.result_path,),
+            max_file_bytes=result_bytes(self.shape),
+            # A GPU driver and a multi-threaded TVM runtime start threads; never processes.
+            threads=gpu or config.threads > 1,
+            devices=gpu_device_nodes() if gpu else (),
+            extra_readable=("/proc/driver/nvidia", "/sys/devices", "/sys/bus/pci", "/proc/self") if gpu else (),
+        )
+        self.child.start()
+
+    def library_path(self, name: str) -> str:
+        return os.path.join(self.child.workdir, name)
+
+    # ---- in the runner (the fork) -------------------------------------------------------
+
+    def _main(self, send) -> None:
+        import tvm  # already imported by the evaluator this is a fork of
+
+        from ..problems.workload import random_inputs
+        from .bench import measure_interleaved  # noqa: F401  (imported now: later it may not be readable)
+        from .runners import LocalSession
+
+        inputs = random_inputs(self.shape, self.config.seed)  # numpy.random loads lazily: before confining
+        limit_memory(self.config.evaluate_memory_mb)
+        confinement = confine(self.policy)
+        send({"kind": "stage", "stage": "ready", "confinement": confinement})
+        if sys.stdin.readline().strip() != "run":
+            return
+        session = LocalSession(self.problem.target)
+        base_mod, cand_mod = (tvm.runtime.load_module(name) for name in LIBRARIES)
+        arrays = run_once(session, cand_mod, self.shape, inputs)
+        with open(RESULT_FILE, "r+b") as handle:  # neither created nor truncated: written in place
+            for array in arrays:
+                handle.write(np.ascontiguousarray(array, dtype=np.float32).tobytes())
+        send({"kind": "stage", "stage": "ran"})
+        if sys.stdin.readline().strip() != "time":
+            return
+        samples = time_rounds(session, base_mod, cand_mod, self.shape, inputs, self.config.timing_rounds, self.config.min_repeat_ms)
+        send({"kind": "timings", **samples})
+        send({"kind": "stage", "stage": "timed"})
+
+    # ---- in the evaluator ---------------------------------------------------------------
+
+    def run(self, deadline_s: float) -> list[np.ndarray]:
+        """Run the candidate once (both libraries are in place): [output, x, w, b] afterwards."""
+        self._await("ready", deadline_s, "start")
+        self.child.send_line("run")
+        self._await("ran", deadline_s, "run")
+        return read_result(self.result_path, self.shape)
+
+    def time(self, deadline_s: float) -> dict[str, list[float]]:
+        self.child.send_line("time")
+        self._await("timed", deadline_s, "be timed")
+        return check_timings(self.child.last_message("timings"), self.config.timing_rounds)
+
+    def _await(self, stage: str, deadline_s: float, doing: str) -> None:
+        if self.child.wait_for_stage(stage, deadline_s):
+            return
+        outcome = self.child.wait(0)
+        if outcome.channel_overflow:
+            raise RunnerFailed(f"the process running your compiled schedule flooded its channel when asked to {doing}", "rejected")
+        if outcome.timed_out:
+            raise RunnerFailed(f"your compiled schedule did not {doing} within {deadline_s:.0f} s", "timeout")
+        if outcome.signal_name:
+            raise RunnerFailed(f"your compiled schedule crashed ({outcome.signal_name}) when asked to {doing}")
+        tail = outcome.output_tail.strip().splitlines()[-1:] or [f"exit code {outcome.returncode}"]
+        raise RunnerFailed(f"your compiled schedule failed when asked to {doing}: {tail[0][:300]}")
+
+    def close(self) -> None:
+        self.child.close()
