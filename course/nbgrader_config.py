@@ -79,3 +79,9 @@ c.Autograde.autograde_preprocessors = [
 c.TrustedGrader.settings = {}
 
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+
+# What grading writes holds every student's work and grades: readable by its owner only
+# (nbgrader's defaults, 444 and 644, let every user of the machine read it). `tvm-course grade`
+# also creates its folders, the CSV and the gradebook owner-only.
+c.Autograde.permissions = 600
+c.GenerateFeedback.permissions = 600

@@ -46,6 +46,7 @@ def grade(args: argparse.Namespace) -> int:
         submission_timeout_s=args.submission_timeout,
         grader_settings=config_values(args),
         csv_path=args.csv,
+        allow_unconfined=args.allow_unconfined,
     )
     try:
         report = grade_assignment(options)
@@ -94,6 +95,9 @@ def register(subparsers) -> None:
     run.add_argument("--no-feedback", dest="feedback", action="store_false", help="do not write feedback HTML")
     run.add_argument("--csv", metavar="PATH", help="where to write the grades (default: COURSE/ASSIGNMENT-grades.csv)")
     run.add_argument("--cell-timeout", type=float, metavar="S", help="seconds a notebook cell may run, where the course runs student notebooks (default: the course's Execute.timeout)")
+    run.add_argument("--allow-unconfined", action="store_true",
+                     help="grade even where student code cannot be confined (no Landlock or seccomp on this machine); "
+                          "without it such a run refuses to start")
     run.add_argument("--submission-timeout", type=float, default=900.0, metavar="S", help="seconds one whole submission may take before it is stopped (default: %(default)s)")
     add_grader_overrides(run)
     run.set_defaults(handler=grade)

@@ -15,6 +15,7 @@ deadline) loses its autograded copy and feedback, so the next run grades it agai
 """
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import sys
@@ -26,6 +27,7 @@ from typing import TextIO
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from ..engine import confine
 from ..nbgrader_ext.plan import PlanError, load_plan
 from ..problems import get_problem
 from .course_dir import CourseError, course_directory, find_course_root, load_course_config
@@ -48,6 +50,9 @@ class GradingOptions:
     grader_settings: dict = field(default_factory=dict)  # GraderConfig fields (rpc_tracker, timing_rounds, ...)
     csv_path: Path | None = None  # default: COURSE/ASSIGNMENT-grades.csv
     progress: TextIO | None = sys.stderr
+    # Grade even where student code cannot be confined (no Landlock or seccomp): it then runs
+    # with the grader's access to this machine, less root. Off: such a run refuses to start.
+    allow_unconfined: bool = False
 
 
 @dataclass
@@ -64,12 +69,33 @@ class RunReport:
 
 
 def grade_assignment(options: GradingOptions) -> RunReport:
+    """Grade an assignment; everything the run creates is readable by its owner only."""
+    confinement = confine.available()
+    if not confinement.complete and not options.allow_unconfined:
+        raise CourseError(
+            f"refusing to grade: student code cannot be confined here ({confinement.reason or 'missing'}; "
+            f"not enforced: {', '.join(confinement.missing())}). Grade on Linux with Landlock and libseccomp, "
+            "or pass --allow-unconfined to grade anyway (student code then reads what the grading user can)"
+        )
+    previous = os.umask(0o077)
+    try:
+        report = _grade_assignment(options)
+    finally:
+        os.umask(previous)
+    if not confinement.complete:
+        report.warnings.append(f"graded without full confinement ({', '.join(confinement.missing())} not enforced)")
+    return report
+
+
+def _grade_assignment(options: GradingOptions) -> RunReport:
     started = time.monotonic()
     root = find_course_root(options.course)
     config = load_course_config(root, cell_timeout=options.cell_timeout, grader_settings=options.grader_settings)
     coursedir = course_directory(config)
     main_url = coursedir.db_url
     warnings = _check_assignment(coursedir, options.assignment, main_url, dict(config.TrustedGrader.get("settings", {})))
+    sqlite_path(main_url).chmod(0o600)
+    warnings += readable_by_others(root, coursedir, sqlite_path(main_url))
     submissions = find_submissions(coursedir, options.assignment)
     if not submissions:
         where = coursedir.format_path(coursedir.submitted_directory, "*", options.assignment)
@@ -133,8 +159,23 @@ def grade_assignment(options: GradingOptions) -> RunReport:
     rows = collect_rows(coursedir, options.assignment, students, failures)
     csv_path = options.csv_path or root / f"{options.assignment}-grades.csv"
     write_csv(rows, csv_path)
+    csv_path.chmod(0o600)
     feedback = Path(coursedir.format_path(coursedir.feedback_directory, ".", ".")) if options.feedback else None
     return RunReport(root, rows, [s.student for s in todo], skipped, failures, csv_path, feedback, time.monotonic() - started, warnings)
+
+
+def readable_by_others(root: Path, coursedir, gradebook: Path) -> list[str]:
+    """Warnings for what other users of this machine could read: the solutions, the quiz keys,
+    the gradebook. (Sandboxed student code cannot read them either way: Landlock.)"""
+    places = [Path(coursedir.format_path(coursedir.source_directory, ".", ".")), root.parent / "quizzes", gradebook]
+    warnings = []
+    for place in places:
+        if not place.exists():
+            continue
+        exposed = next((p for p in [place, *(place.rglob("*") if place.is_dir() else [])] if p.stat().st_mode & 0o004), None)
+        if exposed is not None:
+            warnings.append(f"{exposed} is readable by every user of this machine: chmod -R go-rwx {place}")
+    return warnings
 
 
 def _forget_graded_copy(coursedir, assignment: str, student: str, failures: dict[str, str]) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from ..engine.untrusted_text import visible
 from ..nbgrader_ext.plan import METADATA_KEY
 from .submissions import graded_directory
 
@@ -49,7 +50,7 @@ def collect_rows(coursedir, assignment: str, students: list[str], failures: dict
                 row.needs_manual_grade = bool(submission.needs_manual_grade)
             _read_trusted_record(row, graded_directory(coursedir, assignment, student))
             if student in failures:
-                row.status, row.note = "grading-failed", failures[student].strip().splitlines()[0]
+                row.status, row.note = "grading-failed", visible(failures[student].strip().splitlines()[0])
             rows.append(row)
     return rows
 
@@ -76,7 +77,7 @@ def _reason(result: dict) -> str:
     """The first failed check's message, or else the first message: why a schedule fell short."""
     failed = [f"{c['name']}: {c['message']}" for c in result.get("checks", []) if not c.get("passed")]
     reasons = failed + list(result.get("messages", []))
-    return " ".join(reasons[0].split())[:300] if reasons else ""
+    return visible(" ".join(str(reasons[0]).split())[:300]) if reasons else ""
 
 
 def format_table(rows: list[Row]) -> str:

@@ -5,6 +5,8 @@ import html
 import json
 from dataclasses import asdict, dataclass, field
 
+from .untrusted_text import visible
+
 STATUSES = ("passed", "failed", "error", "timeout", "crashed", "rejected", "needs-gpu")
 
 
@@ -38,6 +40,10 @@ class Result:
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"unknown status {self.status!r}")
+        # Any of these may quote the submission; made safe once, here, for every output mode.
+        self.messages = [visible(m) for m in self.messages]
+        self.checks = [Check(c.name, bool(c.passed), visible(c.message)) for c in self.checks]
+        self.student_output = visible(self.student_output)
 
     @property
     def passed(self) -> bool:

@@ -317,6 +317,10 @@ def _check_instruction(index: int, inst: list, scope: _Scope, target: str) -> No
     where = f"instruction {index} ({primitive_name(kind)})"
     if spec.cuda_only and target != "cuda":
         raise TraceRejected(f"{where}: bind is for GPU schedules; this problem is compiled for the CPU")
+    if len(attrs) != len(spec.attrs):
+        raise TraceRejected(f"{where} has {len(attrs)} attributes; this primitive has {len(spec.attrs)}")
+    for position, (field_type, value) in enumerate(zip(spec.attrs, attrs)):
+        _check_field(where, f"attribute {position} ({field_type.name})", field_type, value, scope)
     fixed = len(spec.inputs)
     repeated = len(inputs) - fixed
     if len(inputs) < fixed or (spec.repeated is None and repeated) or repeated > MAX_LIST or (
@@ -326,10 +330,6 @@ def _check_instruction(index: int, inst: list, scope: _Scope, target: str) -> No
     for position, value in enumerate(inputs):
         field_type = spec.inputs[position] if position < fixed else spec.repeated
         _check_field(where, f"input {position} ({field_type.name})", field_type, value, scope)
-    if len(attrs) != len(spec.attrs):
-        raise TraceRejected(f"{where} has {len(attrs)} attributes; this primitive has {len(spec.attrs)}")
-    for position, (field_type, value) in enumerate(zip(spec.attrs, attrs)):
-        _check_field(where, f"attribute {position} ({field_type.name})", field_type, value, scope)
     if kind == "Annotate":
         lo, hi = ANNOTATIONS[attrs[0]]
         _check_field(where, "input 1 (value)", Int(lo, hi, "value"), inputs[1], scope)
