@@ -54,6 +54,17 @@ def schedule_error_text(error: BaseException) -> str:
     return f"{primitive.group(1)}: {detail}" if primitive else detail
 
 
+def _leave() -> None:
+    """Flush what the student's code printed (the parent keeps its tail), then exit at once:
+    threads the student started must not keep the grader waiting."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # the student's code may have replaced or closed them
+            pass
+    os._exit(0)
+
+
 def main(argv: list[str]) -> None:
     from .confine import Policy, confine
     from .sandbox import limit_memory, open_channel
@@ -84,34 +95,32 @@ def main(argv: list[str]) -> None:
         student_schedule = namespace.get("schedule")
         if not callable(student_schedule):
             send({"kind": "missing", "message": "the submission does not define a function schedule(sch)"})
-            os._exit(0)
+            _leave()
         student_schedule(schedule)
     except MemoryError:
         send({"kind": "memory", "message": "your code ran out of memory (the grader's memory limit)"})
-        os._exit(0)
+        _leave()
     except s_tir.ScheduleError as error:
         send({"kind": "schedule_error", "message": schedule_error_text(error), "where": student_frames(error)})
-        os._exit(0)
+        _leave()
     except ImportError as error:
         note = (
             f"\n(the grader's sandbox could not import {error.name!r}; modules a schedule can rely on: "
             f"{', '.join(PREIMPORTED)})"
         )
         send({"kind": "exception", "message": student_traceback(error) + note})
-        os._exit(0)
+        _leave()
     except BaseException as error:  # SystemExit and KeyboardInterrupt too: the student's code raised them
         send({"kind": "exception", "message": student_traceback(error)})
-        os._exit(0)
+        _leave()
 
     try:
         trace = trace_to_json(schedule.trace)
     except Exception as error:  # the student's code broke the schedule object itself
         send({"kind": "exception", "message": f"could not read the schedule's trace: {error}"})
-        os._exit(0)
-    sys.stdout.flush()
+        _leave()
     send({"kind": "trace", "trace": trace})
-    # Leave at once: threads the student started must not keep the grader waiting.
-    os._exit(0)
+    _leave()
 
 
 if __name__ == "__main__":

@@ -307,12 +307,12 @@ def validate_trace(trace: object, target: str = "cpu") -> TraceSummary:
 def _check_instruction(index: int, inst: list, scope: _Scope, target: str) -> None:
     kind, inputs, attrs, outputs = inst
     if kind in REFUSED_KINDS:
-        raise TraceRejected(f"{primitive_name(kind)} is not allowed: {REFUSED_KINDS[kind]}")
+        raise TraceRejected(f"instruction {index}: {primitive_name(kind)} is not allowed: {REFUSED_KINDS[kind]}")
     spec = SCHEMAS.get(kind)
     if spec is None:
         raise TraceRejected(
-            f"{_show(primitive_name(kind))} is not one of the primitives this exercise allows "
-            f"({', '.join(sorted(primitive_name(k) for k in SCHEMAS))})"
+            f"instruction {index}: {_show(primitive_name(kind))} is not one of the primitives this exercise "
+            f"allows ({', '.join(sorted(primitive_name(k) for k in SCHEMAS))})"
         )
     where = f"instruction {index} ({primitive_name(kind)})"
     if spec.cuda_only and target != "cuda":

@@ -151,3 +151,42 @@ def test_human_bytes():
     assert checks.human_bytes(1024) == "1.0 KiB"
     assert checks.human_bytes(3 * 2**20 + 2**19) == "3.5 MiB"
     assert checks.human_bytes(12) == "12 B"
+
+
+def bind_only_to_vthreads(sch):
+    for name in ("pad_temp", "conv2d_nchw", "T_add", "compute"):
+        sch.bind(sch.get_loops(sch.get_sblock(name))[0], "vthread.x")
+
+
+def test_a_block_under_vthreads_alone_is_not_bound(func):
+    outcome = checks.check_binding(scheduled(func, extra=bind_only_to_vthreads))
+    assert not outcome.passed
+    assert "block 'pad_temp' is bound only to virtual threads (vthread.x)" in outcome.message
+    assert "blockIdx.x" in outcome.message and "threadIdx.x" in outcome.message
+
+
+def test_after_lowering_the_host_may_touch_no_device_buffer(func):
+    """Defence behind the binding check: whatever the reason a loop nest stays on the host,
+    the lowered host function that still stores into a tensor is caught."""
+    good = checks.check_host_touches_no_device_buffer(scheduled(func, "gpu_bound").mod["main"], cuda())
+    assert good.passed, good.message
+    for escaped in (scheduled(func, extra=bind_only_to_vthreads), scheduled(func)):
+        outcome = checks.check_host_touches_no_device_buffer(escaped.mod["main"], cuda())
+        assert not outcome.passed and "host function 'main'" in outcome.message
+
+
+def test_the_ir_walk_survives_a_nest_deeper_than_pythons_recursion_limit(func):
+    import sys
+
+    def split_deep(sch):
+        loop = sch.get_loops(sch.get_sblock("compute"))[-1]
+        for _ in range(200):
+            loop = sch.split(loop, [None, 1])[1]
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(150)  # what a deep nest does to a recursive walk, at the default limit
+    try:
+        found = checks.blocks(scheduled(func, extra=split_deep).mod["main"])
+    finally:
+        sys.setrecursionlimit(limit)
+    assert {b.name_hint for b in found} >= {"conv2d_nchw", "T_add", "compute"}
