@@ -77,23 +77,23 @@ def grade_assignment(options: GradingOptions) -> RunReport:
             f"not enforced: {', '.join(confinement.missing())}). Grade on Linux with Landlock and libseccomp, "
             "or pass --allow-unconfined to grade anyway (student code then reads what the grading user can)"
         )
+    unconfined = [] if confinement.complete else [
+        f"grading without full confinement (--allow-unconfined): {', '.join(confinement.missing())} not enforced"
+    ]
     previous = os.umask(0o077)
     try:
-        report = _grade_assignment(options)
+        return _grade_assignment(options, unconfined)
     finally:
         os.umask(previous)
-    if not confinement.complete:
-        report.warnings.append(f"graded without full confinement ({', '.join(confinement.missing())} not enforced)")
-    return report
 
 
-def _grade_assignment(options: GradingOptions) -> RunReport:
+def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport:
     started = time.monotonic()
     root = find_course_root(options.course)
     config = load_course_config(root, cell_timeout=options.cell_timeout, grader_settings=options.grader_settings)
     coursedir = course_directory(config)
     main_url = coursedir.db_url
-    warnings = _check_assignment(coursedir, options.assignment, main_url, dict(config.TrustedGrader.get("settings", {})))
+    warnings = warnings + _check_assignment(coursedir, options.assignment, main_url, dict(config.TrustedGrader.get("settings", {})))
     sqlite_path(main_url).chmod(0o600)
     warnings += readable_by_others(root, coursedir, sqlite_path(main_url))
     submissions = find_submissions(coursedir, options.assignment)

@@ -86,7 +86,7 @@ class Evaluation:
         self.target = host_target(problem, config)
         self.baseline = tvm.compile(baseline_module(problem, self.func, self.target), target=self.target)
         if runner is not None:
-            self.baseline.export_library(runner.library_path("baseline.so"))
+            runner.put("baseline.so", self.baseline)
         self.deadline = None
 
     def remaining_s(self) -> float:
@@ -153,7 +153,7 @@ class Evaluation:
 
     def _run_here(self, candidate) -> dict:
         self.timer.stage("run")
-        candidate.export_library(self.runner.library_path("candidate.so"))
+        self.runner.put("candidate.so", candidate)
         correctness = self._judge(self.runner.run(self.remaining_s()))
         measured = {"correctness": correctness}
         if correctness["passed"] and self.config.measure_speed:

@@ -143,6 +143,13 @@ class LocalRunner:
     def library_path(self, name: str) -> str:
         return os.path.join(self.child.workdir, name)
 
+    def put(self, name: str, executable) -> None:
+        """Export a compiled library where the runner loads it, readable by the runner's user
+        whatever the grading run's umask (its directory is the runner's alone)."""
+        path = self.library_path(name)
+        executable.export_library(path)
+        os.chmod(path, 0o644)
+
     # ---- in the runner (the fork) -------------------------------------------------------
 
     def _main(self, send) -> None:
@@ -153,13 +160,20 @@ class LocalRunner:
         from .runners import LocalSession
 
         inputs = random_inputs(self.shape, self.config.seed)  # numpy.random loads lazily: before confining
+        # The device too: a GPU driver opens its device files and starts its threads now, before
+        # the file system and the system calls close (and before any submitted code is loaded).
+        session = LocalSession(self.problem.target)
+        session.tensor(inputs["b"]).numpy()
         limit_memory(self.config.evaluate_memory_mb)
         confinement = confine(self.policy)
         send({"kind": "stage", "stage": "ready", "confinement": confinement})
         if sys.stdin.readline().strip() != "run":
             return
-        session = LocalSession(self.problem.target)
-        base_mod, cand_mod = (tvm.runtime.load_module(name) for name in LIBRARIES)
+        # The baseline first: if the grader's own code cannot run here, confined, no submission is blamed.
+        base_mod = tvm.runtime.load_module(LIBRARIES[0])
+        run_once(session, base_mod, self.shape, inputs)
+        send({"kind": "stage", "stage": "baseline-ran"})
+        cand_mod = tvm.runtime.load_module(LIBRARIES[1])
         arrays = run_once(session, cand_mod, self.shape, inputs)
         with open(RESULT_FILE, "r+b") as handle:  # neither created nor truncated: written in place
             for array in arrays:
@@ -174,9 +188,14 @@ class LocalRunner:
     # ---- in the evaluator ---------------------------------------------------------------
 
     def run(self, deadline_s: float) -> list[np.ndarray]:
-        """Run the candidate once (both libraries are in place): [output, x, w, b] afterwards."""
-        self._await("ready", deadline_s, "start")
+        """Run the candidate once (both libraries are in place): [output, x, w, b] afterwards.
+
+        Until the baseline has run, a failure is the grader's (InfrastructureError): the
+        runner, its confinement or the device does not work here, whatever was submitted.
+        """
+        self._await("ready", deadline_s, "start", infrastructure=True)
         self.child.send_line("run")
+        self._await("baseline-ran", deadline_s, "run the baseline", infrastructure=True)
         self._await("ran", deadline_s, "run")
         return read_result(self.result_path, self.shape)
 
@@ -185,10 +204,13 @@ class LocalRunner:
         self._await("timed", deadline_s, "be timed")
         return check_timings(self.child.last_message("timings"), self.config.timing_rounds)
 
-    def _await(self, stage: str, deadline_s: float, doing: str) -> None:
+    def _await(self, stage: str, deadline_s: float, doing: str, infrastructure: bool = False) -> None:
         if self.child.wait_for_stage(stage, deadline_s):
             return
         outcome = self.child.wait(0)
+        if infrastructure:
+            tail = " ".join(outcome.output_tail.strip().splitlines()[-3:])[-500:]
+            raise InfrastructureError(f"the confined runner could not {doing} (not your code): {tail or outcome.signal_name or 'no output'}")
         if outcome.channel_overflow:
             raise RunnerFailed(f"the process running your compiled schedule flooded its channel when asked to {doing}", "rejected")
         if outcome.timed_out:

@@ -1,23 +1,30 @@
 """Grade one submission: the data flow of design.md, end to end.
 
-    source ─► syntax check (here) ─► student child: schedule(sch) ─► trace over a private pipe
-          ─► allow-list (here) ─► evaluator child: replay, checks, compile, run, time ─► Result
+    source ─► syntax check (here)
+          ─► student child, confined: schedule(sch) ─► its trace, over a bounded private channel
+          ─► schema check of every field of the trace (here, without TVM)
+          ─► evaluator child: replay, structural checks, compile
+          ─► runner, a confined fork of the evaluator: runs and times the compiled code
+          ─► the evaluator checks what the runner left as data ─► Result
 
 This process never runs student code and never imports TVM, so nothing a submission does
-can reach the verdict except through the trace.
+can reach the verdict except through the trace; and the trace reaches TVM only as instructions
+whose every input the schema declares.
 """
 from __future__ import annotations
 
 import dataclasses
 import secrets
+import sys
 import time
 
-from .config import GraderConfig
 from ..problems import Problem, get_problem
-from .trace_schema import TraceRejected, validate_trace
+from .config import GraderConfig
+from .confine import available
 from .report import Check, Result
 from .runners import check_tracker_reachable
 from .sandbox import Child, ChildOutcome
+from .trace_schema import TraceRejected, validate_trace
 
 # Starting a child costs an interpreter, `import tvm` and building the workload: not the
 # student's time. Their clock starts when their code does; start-up has its own limit.
@@ -47,7 +54,22 @@ def grade_source(problem_name: str, source: str, config: GraderConfig | None = N
             raise UsageError(str(error)) from None
     if config.seed is None:
         config = dataclasses.replace(config, seed=secrets.randbelow(2**31))
+    _say_once_what_is_not_enforced()
     return _Grading(problem, config).run(source)
+
+
+_told = False
+
+
+def _say_once_what_is_not_enforced() -> None:
+    """A self-check works where confinement does not (macOS, an old kernel); it says so once.
+    (An instructor's class run refuses instead: course/grading_run.py.)"""
+    global _told
+    status = available()
+    if not status.complete and not _told:
+        _told = True
+        print(f"tvm-course: not enforced on this machine: {', '.join(status.missing())} ({status.reason}); "
+              "the code being graded runs with your own access to it", file=sys.stderr)
 
 
 class _Grading:

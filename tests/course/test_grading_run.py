@@ -188,6 +188,35 @@ def test_submissions_are_not_modified(run):
     assert run.submitted_after == run.submitted_before
 
 
+def test_what_the_run_writes_is_readable_by_its_owner_only(run):
+    written = [run.report.csv_path, run.root / "gradebook.db"]
+    for folder in ("autograded", "feedback"):
+        written += [run.root / folder, *(run.root / folder).rglob("*")]
+    assert len(written) > 10
+    exposed = [str(p) for p in written if p.stat().st_mode & 0o077]
+    assert exposed == []
+
+
+def test_the_run_warns_when_the_solutions_are_readable_by_other_users(run):
+    source = run.root / "source"
+    assert source.stat().st_mode & 0o004  # a plain copy of the course, as a checkout is
+    assert any(str(source) in w and "chmod -R go-rwx" in w for w in run.report.warnings)
+    assert "readable by every user" in run.progress
+
+
+def test_a_class_run_refuses_to_grade_where_student_code_cannot_be_confined(run, monkeypatch, tmp_path):
+    """No machine here lacks Landlock and seccomp, so their absence is what `available` reports."""
+    from autograder.engine import confine
+
+    monkeypatch.setattr(confine, "available", lambda: confine.Status(0, False, "Landlock: not in this kernel"))
+    with pytest.raises(CourseError, match="refusing to grade: student code cannot be confined") as refused:
+        grade_assignment(options(run.root))
+    assert "--allow-unconfined" in str(refused.value) and "Landlock: not in this kernel" in str(refused.value)
+    unreleased = copy_course(COURSE, tmp_path / "course")
+    with pytest.raises(CourseError, match="there is no gradebook"):  # the flag lets the run go on
+        grade_assignment(GradingOptions("tiling", course=unreleased, progress=None, allow_unconfined=True))
+
+
 def test_errors_that_stop_a_run_say_what_to_do(run, tmp_path):
     unreleased = copy_course(COURSE, tmp_path / "course")
     with pytest.raises(CourseError, match="there is no gradebook"):

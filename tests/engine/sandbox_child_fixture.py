@@ -38,6 +38,17 @@ elif mode == "grow":
         time.sleep(0.01)
 elif mode == "garbled":
     os.write(int(sys.argv[1]), b"not json\n[1, 2]\n")
+elif mode == "many_messages":
+    for index in range(100):
+        send({"kind": "note", "index": index})
+elif mode == "big_messages":
+    for _ in range(64):  # 64 MiB in all, each message valid
+        send({"kind": "note", "data": "x" * (1 << 20)})
+    time.sleep(600)
+elif mode == "deep":
+    os.write(int(sys.argv[1]), b'{"kind": "note", "data": ' + b"[" * 50 + b"]" * 50 + b"}\n")
+elif mode == "not_a_number":
+    os.write(int(sys.argv[1]), b'{"kind": "note", "value": NaN}\n{"kind": "note", "value": Infinity}\n')
 elif mode == "segfault":
     import ctypes
 

@@ -63,3 +63,15 @@ def test_bound_schedule_runs_on_the_gpu(fast_config):
     result = grade_source("gpu-fused-conv", examples.source("gpu_bound"), fast_config)
     assert result.status == "passed", result.to_text()
     assert result.correct is True and result.speedup is not None
+
+
+def test_a_schedule_bound_only_to_vthreads_is_rejected_with_the_fix(fast_config):
+    result = grade_source(
+        "gpu-fused-conv",
+        "def schedule(sch):\n"
+        "    for name in ('pad_temp', 'conv2d_nchw', 'T_add', 'compute'):\n"
+        "        sch.bind(sch.get_loops(sch.get_sblock(name))[0], 'vthread.x')\n",
+        fast_config,
+    )
+    assert result.status == "rejected" and result.score == 0
+    assert "bound only to virtual threads" in result.messages[0] and "blockIdx.x" in result.messages[0]

@@ -235,3 +235,43 @@ def test_an_unreachable_rpc_tracker_is_a_usage_error_at_once(fast_config):
         grade_source("tile-fused-conv", JOURNAL, dataclasses.replace(config, rpc_key=None))
     with pytest.raises(UsageError, match="HOST:PORT"):
         grade_source("tile-fused-conv", JOURNAL, dataclasses.replace(config, rpc_tracker="nowhere"))
+
+
+DEEP_NEST = """
+def schedule(sch):
+    loop = sch.get_loops(sch.get_sblock("compute"))[-1]
+    for _ in range({count}):
+        loop = sch.split(loop, [None, 1])[1]
+"""
+
+
+def test_a_deep_loop_nest_is_graded_as_the_students_work_not_a_grader_fault(fast_config):
+    """A nest deeper than Python's recursion limit once broke the grader's own IR walk."""
+    result = grade(DEEP_NEST.format(count=120), fast_config)
+    assert not result.grader_fault and result.correct is True
+    assert result.status == "failed"  # correct, not fused: the usual verdict for this schedule
+
+
+def test_past_the_loop_budget_a_trace_is_rejected_before_anything_compiles(fast_config):
+    result = grade(DEEP_NEST.format(count=300), fast_config)
+    assert result.status == "rejected" and not result.grader_fault
+    assert "creates more than 256 loops" in result.messages[0]
+    assert "evaluate.compile" not in result.timings
+
+
+def test_compiled_code_runs_confined_and_says_so(fast_config):
+    result = grade(JOURNAL, fast_config)
+    assert "ran on this machine, confined" in result.messages
+    assert {"evaluate.run", "evaluate.time"} <= set(result.timings)
+
+
+def test_grading_works_under_the_class_runs_private_umask(fast_config):
+    """The class run creates everything owner-only; the runner, another user, must still load the libraries."""
+    import os
+
+    previous = os.umask(0o077)
+    try:
+        result = grade(JOURNAL, fast_config)
+    finally:
+        os.umask(previous)
+    assert result.status == "passed" and not result.grader_fault

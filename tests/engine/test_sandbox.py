@@ -6,8 +6,9 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
-from autograder.engine.sandbox import Child, _TailBuffer
+from autograder.engine.sandbox import ChannelLimits, ChannelOverflow, Child, ForkedChild, _TailBuffer, parse_message
 
 FIXTURE_DIR = str(Path(__file__).parent)
 
@@ -108,3 +109,60 @@ def test_the_clock_can_start_when_the_child_says_so():
 def test_start_up_has_its_own_limit():
     outcome = child("sleep").wait(60, clock_starts_at="work", startup_s=1.0)
     assert outcome.timed_out and outcome.last("stage") is None
+
+
+def test_the_channel_has_a_total_budget_past_which_the_child_dies_and_nothing_is_kept():
+    started = time.monotonic()
+    outcome = child("big_messages", untrusted=True).wait(60)
+    assert outcome.channel_overflow and outcome.messages == []
+    assert outcome.signal_name == "SIGKILL" and time.monotonic() - started < 30
+
+
+def test_the_channel_counts_messages():
+    limits = ChannelLimits(total_bytes=1 << 20, messages=10)
+    outcome = child("many_messages", channel=limits).wait(30)
+    assert outcome.channel_overflow and outcome.messages == []
+
+
+def test_the_channel_bounds_nesting_and_refuses_non_numbers():
+    assert child("deep", untrusted=True).wait(30).channel_overflow
+    outcome = child("not_a_number").wait(30)
+    assert [m["kind"] for m in outcome.messages] == ["garbled", "garbled"]
+
+
+def test_parse_message_measures_depth_without_recursion():
+    deep = b"[" * 100_000 + b"]" * 100_000
+    with pytest.raises(ChannelOverflow):
+        parse_message(b'{"kind": "x", "d": ' + deep + b"}", depth=16)
+    assert parse_message(b'{"kind": "x", "d": [[1]]}', depth=16) == {"kind": "x", "d": [[1]]}
+
+
+def _forked_probe(send):
+    import json
+
+    open_fds = sorted(int(fd) for fd in os.listdir("/proc/self/fd"))
+    send({"kind": "probe", "fds": open_fds, "env": sorted(os.environ), "cwd": os.getcwd()})
+    print(json.dumps({"kind": "result", "forged": True}))
+
+
+def test_a_forked_child_keeps_only_its_channel_and_a_clean_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("TVM_COURSE_TEST_SECRET_TOKEN", "hunter2")
+    inherited = open(tmp_path / "verdict-channel", "w")  # stands for the evaluator's own channel
+    inherited_fd = inherited.fileno()
+    try:
+        running = ForkedChild(_forked_probe).start()
+        outcome = running.wait(30)
+    finally:
+        inherited.close()
+    probe = outcome.last("probe")
+    assert inherited_fd not in probe["fds"]
+    assert len([fd for fd in probe["fds"] if fd > 2]) <= 2  # its channel (and the listing itself)
+    assert "TVM_COURSE_TEST_SECRET_TOKEN" not in probe["env"]
+    assert probe["cwd"] == running.workdir
+    assert outcome.last("result") is None and '"forged": true' in outcome.output_tail  # stdout is just output
+
+
+def test_a_forked_child_is_killed_at_its_deadline():
+    running = ForkedChild(lambda send: time.sleep(600)).start()
+    outcome = running.wait(0.5)
+    assert outcome.timed_out and outcome.signal_name == "SIGKILL"

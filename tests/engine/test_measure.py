@@ -1,0 +1,124 @@
+"""measure.py: the confined runner runs real compiled code; what it sends back is checked as data."""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pytest
+
+from autograder.engine.config import GraderConfig
+from autograder.engine.measure import (
+    LocalRunner,
+    RunnerFailed,
+    check_timings,
+    read_result,
+    result_bytes,
+)
+from autograder.problems import get_problem
+
+pytestmark = pytest.mark.slow
+
+PROBLEM = get_problem("tile-fused-conv")
+CONFIG = GraderConfig(timing_rounds=3, min_repeat_ms=2.0, seed=7)
+
+
+@pytest.fixture(scope="module")
+def unscheduled_library(tmp_path_factory):
+    import tvm
+
+    path = tmp_path_factory.mktemp("lib") / "unscheduled.so"
+    func = PROBLEM.workload()
+    tvm.compile(tvm.IRModule({"main": func}), target=tvm.target.Target.from_device(tvm.cpu())).export_library(str(path))
+    return path.read_bytes()
+
+
+def runner_with(baseline: bytes, candidate: bytes) -> LocalRunner:
+    runner = LocalRunner(PROBLEM, CONFIG)
+    for name, data in (("baseline.so", baseline), ("candidate.so", candidate)):
+        with open(runner.library_path(name), "wb") as handle:
+            handle.write(data)
+        os.chmod(runner.library_path(name), 0o644)
+    return runner
+
+
+def test_the_runner_runs_the_library_and_times_it_beside_the_baseline(unscheduled_library):
+    from autograder.problems.workload import random_inputs, reference
+
+    runner = runner_with(unscheduled_library, unscheduled_library)
+    try:
+        output, x, w, b = runner.run(60)
+        inputs = random_inputs(PROBLEM.shape, CONFIG.seed)
+        assert np.array_equal(x, inputs["x"]) and np.array_equal(w, inputs["w"]) and np.array_equal(b, inputs["b"])
+        expected = reference(inputs["x"], inputs["w"], inputs["b"], PROBLEM.shape.padding)
+        assert np.allclose(output, expected, atol=1e-3)
+        samples = runner.time(60)
+        assert len(samples["baseline"]) == len(samples["candidate"]) == CONFIG.timing_rounds
+        assert all(isinstance(v, float) and v > 0 for v in samples["baseline"] + samples["candidate"])
+    finally:
+        runner.close()
+
+
+def test_a_library_that_cannot_be_loaded_is_the_submissions_failure_not_the_graders(unscheduled_library):
+    runner = runner_with(unscheduled_library, b"\x7fELF not really a shared object")
+    try:
+        with pytest.raises(RunnerFailed) as caught:
+            runner.run(60)
+        assert caught.value.status == "crashed"
+        assert "your compiled schedule failed when asked to run" in str(caught.value)
+    finally:
+        runner.close()
+
+
+def test_a_baseline_the_runner_cannot_run_is_the_graders_failure(unscheduled_library):
+    """Before the candidate is loaded, nothing submitted is involved: a failure is infrastructure."""
+    from autograder.engine.measure import InfrastructureError
+
+    runner = runner_with(b"not a library", unscheduled_library)
+    try:
+        with pytest.raises(InfrastructureError, match="could not run the baseline .not your code."):
+            runner.run(60)
+    finally:
+        runner.close()
+
+
+def test_the_runners_directory_is_removed_afterwards(unscheduled_library):
+    runner = runner_with(unscheduled_library, unscheduled_library)
+    directory = runner.child.workdir
+    runner.run(60)
+    runner.close()
+    assert not os.path.exists(directory)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        None,
+        {},
+        {"baseline": [0.001] * 3},
+        {"baseline": [0.001] * 3, "candidate": [0.001] * 2},
+        {"baseline": [0.001] * 3, "candidate": [0.0, 0.001, 0.001]},
+        {"baseline": [0.001] * 3, "candidate": [1e-3, 1e-3, 1e9]},
+        {"baseline": [0.001] * 3, "candidate": [1, 1, 1]},  # integers are not measurements
+        {"baseline": [0.001] * 3, "candidate": "fast"},
+    ],
+)
+def test_timings_are_accepted_only_as_plausible_measurements(message):
+    with pytest.raises(RunnerFailed, match="not plausible"):
+        check_timings(message, 3)
+
+
+def test_plausible_timings_pass_through():
+    samples = {"baseline": [1e-3, 1.1e-3, 0.9e-3], "candidate": [5e-4, 5e-4, 6e-4]}
+    assert check_timings(samples, 3) == samples
+
+
+def test_a_result_file_of_the_wrong_size_is_refused(tmp_path):
+    path = tmp_path / "result.f32"
+    path.write_bytes(b"\0" * (result_bytes(PROBLEM.shape) - 4))
+    with pytest.raises(RunnerFailed, match="bytes of results"):
+        read_result(str(path), PROBLEM.shape)
+    path.write_bytes(np.arange(result_bytes(PROBLEM.shape) // 4, dtype=np.float32).tobytes())
+    output, x, w, b = read_result(str(path), PROBLEM.shape)
+    assert output.shape == PROBLEM.shape.output_shape and b.shape == PROBLEM.shape.bias_shape
+    assert output.flat[0] == 0 and x.flat[0] == math.prod(PROBLEM.shape.output_shape)
