@@ -269,13 +269,19 @@ class Child:
         self._workdir.cleanup()
 
     def kill(self) -> None:
-        """End the child and everything in its process group."""
+        """End the child and everything in its process group (and the child itself, should it
+        have left the group: until it is reaped its pid is still its own)."""
         if self.proc is None:
             return
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        if self.proc.returncode is None:
+            try:
+                os.kill(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         for stream in (self.proc.stdin,):
             try:
                 stream.close()

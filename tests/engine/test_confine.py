@@ -120,6 +120,12 @@ def test_signals_reach_only_the_child_itself():
     assert attempt(lambda work: os.kill(os.getppid(), 0)) == "PermissionError"
     assert attempt(lambda work: os.kill(1, 0)) == "PermissionError"
     assert attempt(lambda work: os.kill(os.getpid(), 0)) == "None"
+    assert attempt(lambda work: os.kill(-os.getpgrp(), 0)) == "PermissionError"  # its whole group
+
+
+def test_the_child_cannot_leave_the_process_group_the_grader_kills():
+    assert attempt(lambda work: os.setpgid(0, 0)) == "PermissionError"
+    assert attempt(lambda work: os.setsid()) == "PermissionError"
 
 
 def test_file_metadata_cannot_be_changed_where_landlock_does_not_reach():
