@@ -1,10 +1,15 @@
 """The grading engine: one submission in, one Result out.
 
-    pipeline        the trusted parent: no TVM, never runs student code
-    sandbox         child processes, their bounded channel, limits and confinement
+    pipeline        the trusted parent: no TVM, never runs student code, holds the verdict
+    sandbox         child processes (spawned or forked), their bounded channel, limits, clean-up
+    confine         Landlock, seccomp and a user of its own, applied by each untrusted child
     student_runner  untrusted child: runs schedule(sch), sends the trace
-    trace_schema    what a trace may contain, field by field (plain Python)
-    evaluate        trusted child: replays the trace, checks, compiles
-    measure         untrusted child: runs the compiled code, times it
-    checks, bench, runners, report, config: structure, timing, devices, the Result, settings
+    trace_schema    what a trace may contain, field by field (plain Python, no TVM)
+    replay          a trace to and from JSON, replayed on a fresh workload
+    evaluate        trusted child: replays the trace, checks, compiles, judges what ran
+    measure         untrusted runner (a confined fork of the evaluator): runs and times
+    checks          structure: interface, fusion, GPU binding and limits, host code
+    bench, runners  interleaved timing; where compiled code runs (here, or behind RPC)
+    report          the Result, whose text is made visible (untrusted_text) as it is made
+    config          the grader's settings
 """
