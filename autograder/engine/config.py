@@ -38,6 +38,10 @@ class GraderConfig:
         None, "Seed for the test inputs; None draws a fresh one per grading (it is reported)."
     )
     measure_speed: bool = _setting(True, "Time the schedule against the baseline (speed credit).")
+    mcpu: str | None = _setting(
+        None, "LLVM CPU to compile for (e.g. haswell, znver3): the baseline, yardstick and candidate alike; "
+        "None: this host's own, or TVM_COURSE_MCPU where set."
+    )
     cuda_arch: str = _setting("sm_90", "CUDA architecture to compile for when no GPU says otherwise.")
     rpc_tracker: str | None = _setting(
         None, "HOST:PORT of a TVM RPC tracker: run and time on a remote device instead of here."

@@ -21,6 +21,7 @@ import numpy as np
 from ..problems import Problem, get_problem
 from ..problems.workload import random_inputs
 from .config import GraderConfig
+from .cpus import UnknownCPU, cpu_name, cpu_target
 from .measure import INPUT_NAMES, InfrastructureError, LocalRunner, RunnerFailed, check_timings, run_once, time_rounds
 
 
@@ -52,14 +53,14 @@ def host_target(problem: Problem, config: GraderConfig):
     import tvm
     from tvm.target import Target
 
+    host = cpu_target(config.mcpu)
     if problem.target == "cuda":
         from .runners import gpu_present
 
-        host = Target.from_device(tvm.cpu())
         if gpu_present() and not config.rpc_tracker:
             return Target(Target.from_device(tvm.cuda(0)), host=host)
         return Target({"kind": "cuda", "arch": config.cuda_arch}, host=host)
-    return Target.from_device(tvm.cpu())
+    return host
 
 
 def baseline_module(problem: Problem, func, target):
@@ -266,6 +267,11 @@ def main(argv: list[str]) -> None:
     timer.stage("prepare")
     import tvm  # noqa: F401  (before the fork, so the runner need not import it again)
 
+    try:
+        send({"kind": "target", "cpu": cpu_name(cpu_target(config.mcpu))})
+    except UnknownCPU as error:
+        send({"kind": "usage", "message": str(error)})
+        return
     # Forked before this process compiles anything, starts threads or opens a GPU.
     runner = None if config.rpc_tracker else LocalRunner(problem, config)
     try:

@@ -21,6 +21,7 @@ import time
 from ..problems import Problem, get_problem
 from .config import GraderConfig
 from .confine import available
+from .cpus import default_mcpu
 from .report import Check, Result
 from .runners import check_tracker_reachable
 from .sandbox import Child, ChildOutcome
@@ -54,6 +55,8 @@ def grade_source(problem_name: str, source: str, config: GraderConfig | None = N
             raise UsageError(str(error)) from None
     if config.seed is None:
         config = dataclasses.replace(config, seed=secrets.randbelow(2**31))
+    if config.mcpu is None and default_mcpu():
+        config = dataclasses.replace(config, mcpu=default_mcpu())
     _say_once_what_is_not_enforced()
     return _Grading(problem, config).run(source)
 
@@ -77,10 +80,13 @@ class _Grading:
         self.problem, self.config = problem, config
         self.started = time.monotonic()
         self.timings: dict[str, float] = {}
+        self.evaluator: Child | None = None
 
     def result(self, status: str, *messages: str, **fields) -> Result:
         self.timings["total"] = time.monotonic() - self.started
         fields.setdefault("checks", [])
+        target = self.evaluator.last_message("target") if self.evaluator else None
+        fields.setdefault("cpu", target["cpu"] if target and isinstance(target.get("cpu"), str) else self.config.mcpu)
         return Result(
             problem=self.problem.name,
             target=self.problem.target,
@@ -95,7 +101,7 @@ class _Grading:
         syntax = syntax_error(source)
         if syntax:
             return self.result("error", syntax)
-        evaluator = Child(
+        evaluator = self.evaluator = Child(
             "autograder.engine.evaluate",
             [self.problem.name],
             env={"TVM_NUM_THREADS": str(self.config.threads), "OMP_NUM_THREADS": "1"},
@@ -106,6 +112,11 @@ class _Grading:
             if not evaluator.wait_for_stage("prepare", STARTUP_LIMIT_S):
                 outcome = evaluator.wait(0)
                 return self.result("error", "internal grader error (not your code): the evaluator did not start:\n" + outcome.output_tail[-1500:], grader_fault=True)
+            if self.config.mcpu:  # a CPU name is checked by LLVM in the evaluator: a usage error comes first
+                _await_message(evaluator, ("target", "usage"), STARTUP_LIMIT_S)
+                usage = evaluator.last_message("usage")
+                if usage:
+                    raise UsageError(str(usage.get("message")))
             student = self.run_student(source)
             if isinstance(student, Result):
                 return student
@@ -270,6 +281,14 @@ def _untrusted_text(value) -> str:
     if len(value) > MAX_MESSAGE_CHARS:
         return value[:MAX_MESSAGE_CHARS] + f" [... {len(value) - MAX_MESSAGE_CHARS} more characters cut]"
     return value
+
+
+def _await_message(child: Child, kinds: tuple[str, ...], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not any(child.last_message(kind) for kind in kinds) and child.proc.poll() is None:
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.01)
 
 
 def _last_report(outcome: ChildOutcome) -> dict | None:

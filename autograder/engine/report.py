@@ -36,6 +36,7 @@ class Result:
     seed: int | None = None
     review: bool = False  # flagged for a human (e.g. an implausible speedup)
     grader_fault: bool = False  # the grader failed, not the submission: regrade rather than score 0
+    cpu: str | None = None  # the LLVM CPU the code was compiled for (None: nothing was compiled)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
