@@ -77,3 +77,25 @@ def test_bench_grader_prints_stages_and_spread():
     assert "wall time per stage" in run.stdout
     assert "evaluate.compile" in run.stdout
     assert "coefficient of variation" in run.stdout
+
+
+def test_mcpu_compiles_for_that_cpu_and_the_json_says_which():
+    run = tvm_course("grade-schedule", "tile-fused-conv", str(examples.path("journal")), "--json", "--mcpu", "haswell", *FAST)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert result["cpu"] == "haswell"
+    assert result["yardstick_speedup"] is not None and result["gflops"] > 0
+
+
+def test_an_unknown_mcpu_is_a_usage_error_exit_2():
+    run = tvm_course("grade-schedule", "tile-fused-conv", str(examples.path("journal")), "--mcpu", "pentium-9000", *FAST)
+    assert run.returncode == 2 and "does not know a CPU named 'pentium-9000'" in run.stderr
+
+
+def test_bench_grader_reports_the_spread_against_the_yardstick_per_cpu():
+    run = tvm_course("bench-grader", "--runs", "2", "--cpus", "host,haswell", *FAST)
+    assert run.returncode == 0, run.stderr
+    assert "compiled for this host" in run.stdout and "compiled for haswell" in run.stdout
+    table = run.stdout.split("cv between gradings")[-1]
+    assert "host" in table and "haswell" in table
+    assert "band edges" in run.stdout

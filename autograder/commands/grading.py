@@ -94,11 +94,23 @@ def demo(args: argparse.Namespace) -> int:
 def bench_grader(args: argparse.Namespace) -> int:
     from .. import examples
     from ..engine import grader_bench
+    from ..engine.pipeline import UsageError
 
     source = Path(args.file).read_text(encoding="utf-8") if args.file else examples.source(args.example)
     what = args.file or f"autograder/examples/{args.example}.py"
-    print(f"Grading {what} on {args.problem} {args.runs} times:")
-    grader_bench.run(args.problem, source, args.runs, config_from(args))
+    config = config_from(args)
+    summaries = {}
+    for cpu in (args.cpus.split(",") if args.cpus else [config.mcpu]):
+        cpu = None if cpu in (None, "", "host") else cpu
+        print(f"Grading {what} on {args.problem} {args.runs} times, compiled for {cpu or 'this host'}:")
+        try:
+            summaries[cpu or "host"] = grader_bench.run(args.problem, source, args.runs, dataclasses.replace(config, mcpu=cpu))
+        except UsageError as error:
+            print(f"tvm-course bench-grader: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        print()
+    if len(summaries) > 1:
+        print(grader_bench.per_cpu_table(summaries))
     return 0
 
 
@@ -126,6 +138,8 @@ def register(subparsers) -> None:
     bench.add_argument("--example", default="blocked_vectorized", help="a bundled example schedule (default: %(default)s)")
     bench.add_argument("--file", help="grade this file instead of an example")
     bench.add_argument("--runs", type=int, default=10)
+    bench.add_argument("--cpus", metavar="A,B,...", help="run once per LLVM CPU (host for this one), e.g. host,haswell,znver3, "
+                       "and end with the speed against the yardstick and its spread for each")
     add_config_arguments(bench)
     bench.set_defaults(handler=bench_grader)
 

@@ -192,6 +192,13 @@ def _forget_graded_copy(coursedir, assignment: str, student: str, failures: dict
 
 def _check_assignment(coursedir, assignment: str, main_url: str, settings: dict) -> list[str]:
     """Fail early, with what to do, on what would otherwise fail once per submission."""
+    if settings.get("mcpu"):
+        from ..engine.cpus import UnknownCPU, cpu_target
+
+        try:
+            cpu_target(settings["mcpu"])
+        except UnknownCPU as error:
+            raise CourseError(f"--mcpu: {error}") from None
     if settings.get("rpc_tracker"):
         _check_tracker(settings["rpc_tracker"], settings.get("rpc_key"))
     release_first = f"release it first (`nbgrader generate_assignment {assignment}` in {coursedir.root})"

@@ -34,6 +34,16 @@ class GraderConfig:
     min_repeat_ms: float = _setting(
         15.0, "Each timing sample repeats the function until it lasts at least this long."
     )
+    max_timing_rounds: int = _setting(
+        45, "Rounds may go on past timing_rounds, up to this many, while the ratio to the yardstick is spread out."
+    )
+    target_cv: float = _setting(
+        0.05, "Timing stops adding rounds once the per-round ratios to the yardstick vary less than this "
+        "(coefficient of variation; a quiet 2-core machine shows 0.5-2%)."
+    )
+    timing_budget_s: float = _setting(
+        10.0, "Seconds of timing after which no more rounds are added, however spread out."
+    )
     seed: int | None = _setting(
         None, "Seed for the test inputs; None draws a fresh one per grading (it is reported)."
     )
@@ -50,7 +60,8 @@ class GraderConfig:
 
     def __post_init__(self) -> None:
         positive = ("student_timeout_s", "student_memory_mb", "evaluate_timeout_s", "evaluate_memory_mb",
-                    "output_tail_chars", "threads", "timing_rounds", "min_repeat_ms")
+                    "output_tail_chars", "threads", "timing_rounds", "min_repeat_ms", "max_timing_rounds",
+                    "target_cv", "timing_budget_s")
         for name in positive:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:

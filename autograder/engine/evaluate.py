@@ -21,6 +21,7 @@ import numpy as np
 from ..problems import Problem, get_problem
 from ..problems.workload import random_inputs
 from .config import GraderConfig
+from . import peak
 from .cpus import UnknownCPU, cpu_name, cpu_target
 from .measure import INPUT_NAMES, InfrastructureError, LocalRunner, RunnerFailed, check_timings, run_once, time_rounds
 
@@ -75,6 +76,16 @@ def baseline_module(problem: Problem, func, target):
     return mod
 
 
+def yardstick_module(problem: Problem, target):
+    """The problem's reference schedule on a fresh workload: our own code, trusted."""
+    import tvm
+    from tvm import s_tir
+
+    schedule = s_tir.Schedule(problem.workload())
+    problem.apply_yardstick(schedule)
+    return tvm.IRModule({"main": schedule.mod["main"]})
+
+
 class Evaluation:
     """Everything the evaluator does with one trace; `runner` runs compiled code (None: over RPC)."""
 
@@ -86,8 +97,13 @@ class Evaluation:
         self.func = problem.workload()
         self.target = host_target(problem, config)
         self.baseline = tvm.compile(baseline_module(problem, self.func, self.target), target=self.target)
+        self.yardstick = tvm.compile(yardstick_module(problem, self.target), target=self.target)
+        self.peak = peak.compile_kernel(self.target)  # (executable, lanes), or None on a GPU
         if runner is not None:
-            runner.put("baseline.so", self.baseline)
+            runner.put("baseline", self.baseline)
+            runner.put("yardstick", self.yardstick)
+            if self.peak:
+                runner.put("peak", self.peak[0])
         self.deadline = None
 
     def remaining_s(self) -> float:
@@ -149,17 +165,17 @@ class Evaluation:
         report["checks"].insert(0, measured["correctness"])
         report["correct"] = measured["correctness"]["passed"]
         if "samples" in measured:
-            report.update(_speed(measured["samples"]))
+            report.update(_speed(measured["samples"], self.problem.shape.flops, peak.flop(self.peak[1]) if self.peak else 0))
         return {**report, "outcome": "ran"}
 
     def _run_here(self, candidate) -> dict:
         self.timer.stage("run")
-        self.runner.put("candidate.so", candidate)
+        self.runner.put("candidate", candidate)
         correctness = self._judge(self.runner.run(self.remaining_s()))
         measured = {"correctness": correctness}
         if correctness["passed"] and self.config.measure_speed:
             self.timer.stage("time")
-            measured["samples"] = self.runner.time(self.remaining_s())
+            measured["samples"] = self.runner.time(self.remaining_s(), self.peak[1] if self.peak else 0)
         return measured
 
     def _run_remotely(self, candidate, report: dict) -> dict:
@@ -169,21 +185,26 @@ class Evaluation:
         try:
             session = open_session(self.problem.target, self.config.rpc_tracker, self.config.rpc_key)
             report["messages"].append(f"ran on {session.where}")
-            base_mod, cand_mod = session.load(self.baseline), session.load(candidate)
+            modules = {"baseline": session.load(self.baseline), "yardstick": session.load(self.yardstick),
+                       "candidate": session.load(candidate)}
         except Exception as error:
             raise InfrastructureError(f"the RPC device could not be reached or loaded: {_last_line(error)}") from error
         inputs = random_inputs(self.problem.shape, self.config.seed)
         try:
             self.timer.stage("run")
-            correctness = self._judge(run_once(session, cand_mod, self.problem.shape, inputs))
+            for name in ("baseline", "yardstick"):  # the grader's own: a failure here is the device's
+                try:
+                    run_once(session, modules[name], self.problem.shape, inputs)
+                except Exception as error:
+                    raise InfrastructureError(f"the RPC device could not run the {name}: {_last_line(error)}") from error
+            correctness = self._judge(run_once(session, modules["candidate"], self.problem.shape, inputs))
             measured = {"correctness": correctness}
             if correctness["passed"] and self.config.measure_speed:
                 self.timer.stage("time")
-                samples = time_rounds(session, base_mod, cand_mod, self.problem.shape, inputs,
-                                      self.config.timing_rounds, self.config.min_repeat_ms)
-                measured["samples"] = check_timings(samples, self.config.timing_rounds)
+                samples = time_rounds(session, modules, self.problem.shape, inputs, self.config)
+                measured["samples"] = check_timings(samples, self.config)
             return measured
-        except RunnerFailed:
+        except (RunnerFailed, InfrastructureError):
             raise
         except Exception as error:
             raise RunnerFailed(f"your compiled schedule failed on the remote device: {_last_line(error)}") from error
@@ -237,13 +258,22 @@ class Evaluation:
         return _check("correctness", True, f"matches the reference on fresh random inputs (max abs error {error.max():.2g})")
 
 
-def _speed(samples: dict[str, list[float]]) -> dict:
+def _speed(samples: dict[str, list[float]], flops: int, peak_flop: int) -> dict:
+    """Speed over the baseline and against the yardstick (medians of per-round ratios), times,
+    GFLOP/s, and this core's FMA peak where it was measured."""
     from .bench import Measurements
 
+    peak_s = samples.pop("peak", None)
     measured = Measurements(samples)
+    runtimes = {name: measured.stats(name).median for name in samples}
+    gflops = {name: flops / seconds / 1e9 for name, seconds in runtimes.items()}
+    if peak_s and peak_flop:
+        gflops["peak"] = peak_flop / peak_s[0] / 1e9
     return {
         "speedup": measured.speedup("baseline", "candidate").as_dict(),
-        "runtimes_ms": {name: measured.stats(name).median * 1e3 for name in samples},
+        "vs_yardstick": measured.speedup("yardstick", "candidate").as_dict(),
+        "runtimes_ms": {name: seconds * 1e3 for name, seconds in runtimes.items()},
+        "gflops": gflops,
     }
 
 

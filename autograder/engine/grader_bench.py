@@ -10,6 +10,7 @@ import time
 
 from .bench import Stats
 from .config import GraderConfig
+from ..problems import get_problem
 from .pipeline import grade_source
 
 GOAL_SECONDS_PER_SUBMISSION = 5.0
@@ -22,8 +23,10 @@ def run(problem: str, source: str, runs: int, config: GraderConfig, out=print) -
         started = time.perf_counter()
         result = grade_source(problem, source, config)
         results.append(result)
+        spread = result.yardstick_spread or {}
         out(f"  grading {index + 1:2d}/{runs}: {result.status:9s} score {result.score:.2f}  "
-            f"speedup {_fmt(result.speedup)}  {time.perf_counter() - started:5.2f} s")
+            f"speedup {_fmt(result.speedup)}  vs yardstick {_fmt(result.yardstick_speedup)}"
+            f" (cv {spread.get('cv', float('nan')):.1%})  {time.perf_counter() - started:5.2f} s")
     stages = sorted({k for r in results for k in r.timings})
     out("\nwall time per stage, seconds (median [min-max] over the gradings):")
     out("  student and evaluator children overlap: the evaluator prepares while the student's code runs")
@@ -39,9 +42,36 @@ def run(problem: str, source: str, runs: int, config: GraderConfig, out=print) -
         summary.update(speedup_median=spread.median, speedup_cv=spread.cv, speedup_min=spread.minimum, speedup_max=spread.maximum)
         out(f"\nspeedup over {runs} gradings: median {spread.median:.3f}x, min {spread.minimum:.3f}, "
             f"max {spread.maximum:.3f}, coefficient of variation {spread.cv:.1%} (goal <= {GOAL_SPEEDUP_CV:.0%})")
+    relative = [r.yardstick_speedup for r in results if r.yardstick_speedup is not None]
+    if relative:
+        spread = Stats.of(relative)
+        within = statistics.median(r.yardstick_spread["cv"] for r in results if r.yardstick_spread)
+        summary.update(yardstick_median=spread.median, yardstick_cv=spread.cv, yardstick_min=spread.minimum,
+                       yardstick_max=spread.maximum, yardstick_cv_within=within)
+        out(f"speed against the yardstick over {runs} gradings ({results[0].cpu}): median {spread.median:.3f}x, "
+            f"min {spread.minimum:.3f}, max {spread.maximum:.3f}, coefficient of variation {spread.cv:.1%} "
+            f"between gradings, {within:.1%} between the rounds of one")
+        bands = ", ".join(f"{b.min_speedup:g}x: {b.credit:.0%}" for b in get_problem(problem).speed_bands)
+        nearest = min(abs(spread.median - b.min_speedup) for b in get_problem(problem).speed_bands)
+        out(f"band edges ({bands}): the nearest is {nearest:.3f} away, "
+            f"{nearest / max(spread.cv * spread.median, 1e-9):.0f} times the spread between gradings")
     out(f"end-to-end: median {total.median:.2f} s per submission (goal <= {GOAL_SECONDS_PER_SUBMISSION:g} s)")
     out(f"statuses seen: {', '.join(summary['statuses'])}; scores seen: {', '.join(f'{s:.2f}' for s in summary['scores'])}")
     return summary
+
+
+def per_cpu_table(summaries: dict[str, dict]) -> str:
+    """One line per CPU: the speed against the yardstick, its spread, and the credit it earns."""
+    lines = ["cpu             vs yardstick  [min-max]        cv between gradings  scores"]
+    for cpu, summary in summaries.items():
+        if "yardstick_median" not in summary:
+            lines.append(f"{cpu:15s} (not timed)")
+            continue
+        lines.append(
+            f"{cpu:15s} {summary['yardstick_median']:6.3f}x      [{summary['yardstick_min']:.3f}-{summary['yardstick_max']:.3f}]"
+            f"    {summary['yardstick_cv']:6.1%}               {', '.join(f'{s:.2f}' for s in summary['scores'])}"
+        )
+    return "\n".join(lines)
 
 
 def _fmt(value: float | None) -> str:

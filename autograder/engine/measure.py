@@ -26,9 +26,11 @@ import sys
 import numpy as np
 
 from .confine import Policy, confine
+from .peak import best_seconds
 from .sandbox import ForkedChild, limit_memory
 
-LIBRARIES = ("baseline.so", "candidate.so")
+# Timed side by side in every round; the first two are the grader's own (trusted) schedules.
+TIMED = ("baseline", "yardstick", "candidate")
 RESULT_FILE = "result.f32"
 INPUT_NAMES = ("x", "w", "b")
 MAX_SAMPLE_S = 60.0  # one time_evaluator sample; far above any real one
@@ -62,15 +64,17 @@ def run_once(session, module, shape, inputs: dict[str, np.ndarray]) -> list[np.n
     return [args[-1].numpy()] + [arg.numpy() for arg in args[:-1]]
 
 
-def time_rounds(session, base_mod, cand_mod, shape, inputs, rounds: int, min_repeat_ms: float) -> dict[str, list[float]]:
-    """Seconds per run of each, one sample per interleaved round."""
+def time_rounds(session, modules: dict, shape, inputs, config) -> dict[str, list[float]]:
+    """Seconds per run of each module (name -> module), one sample per interleaved round, with
+    as many rounds as the ratio to the yardstick needs to settle (bench.measure_interleaved)."""
     from .bench import measure_interleaved, tvm_timer
 
-    timers = {
-        "baseline": tvm_timer(base_mod, session.device, _arguments(session, shape, inputs), min_repeat_ms),
-        "candidate": tvm_timer(cand_mod, session.device, _arguments(session, shape, inputs), min_repeat_ms),
-    }
-    return measure_interleaved(timers, rounds=rounds).samples
+    timers = {name: tvm_timer(module, session.device, _arguments(session, shape, inputs), config.min_repeat_ms)
+              for name, module in modules.items()}
+    return measure_interleaved(
+        timers, rounds=config.timing_rounds, max_rounds=config.max_timing_rounds, settle=("yardstick", "candidate"),
+        target_cv=config.target_cv, budget_s=config.timing_budget_s,
+    ).samples
 
 
 def result_layout(shape) -> list[tuple[tuple[int, ...], int]]:
@@ -96,16 +100,25 @@ def read_result(path: str, shape) -> list[np.ndarray]:
     return [flat[offset : offset + math.prod(dims)].reshape(dims) for dims, offset in result_layout(shape)]
 
 
-def check_timings(message: dict | None, rounds: int) -> dict[str, list[float]]:
-    """Timings from the runner, accepted only as `rounds` finite, positive seconds for each."""
+def check_timings(message: dict | None, config, peak: bool = False) -> dict[str, list[float]]:
+    """Timings from the runner, accepted only as finite, positive seconds, as many for each
+    function, between the configured least and most rounds (and one for the peak kernel)."""
     samples = {}
-    for name in ("baseline", "candidate"):
+    counts = set()
+    if peak:
+        value = (message or {}).get("peak")
+        if not (isinstance(value, list) and len(value) == 1 and isinstance(value[0], float) and 0 < value[0] <= MAX_SAMPLE_S):
+            raise RunnerFailed("the process timing your schedule sent timings that are not plausible measurements", "error")
+        samples["peak"] = value
+    for name in TIMED:
         values = (message or {}).get(name)
-        if not (isinstance(values, list) and len(values) == rounds and all(
-            isinstance(v, float) and 0 < v <= MAX_SAMPLE_S for v in values
-        )):
+        if not (isinstance(values, list) and config.timing_rounds <= len(values) <= max(config.timing_rounds, config.max_timing_rounds)
+                and all(isinstance(v, float) and 0 < v <= MAX_SAMPLE_S for v in values)):
             raise RunnerFailed("the process timing your schedule sent timings that are not plausible measurements", "error")
         samples[name] = values
+        counts.add(len(values))
+    if len(counts) != 1:
+        raise RunnerFailed("the process timing your schedule sent timings that are not plausible measurements", "error")
     return samples
 
 
@@ -144,9 +157,9 @@ class LocalRunner:
         return os.path.join(self.child.workdir, name)
 
     def put(self, name: str, executable) -> None:
-        """Export a compiled library where the runner loads it, readable by the runner's user
+        """Export a compiled library (NAME.so) where the runner loads it, readable by the runner's user
         whatever the grading run's umask (its directory is the runner's alone)."""
-        path = self.library_path(name)
+        path = self.library_path(f"{name}.so")
         executable.export_library(path)
         os.chmod(path, 0o644)
 
@@ -169,19 +182,25 @@ class LocalRunner:
         send({"kind": "stage", "stage": "ready", "confinement": confinement})
         if sys.stdin.readline().strip() != "run":
             return
-        # The baseline first: if the grader's own code cannot run here, confined, no submission is blamed.
-        base_mod = tvm.runtime.load_module(LIBRARIES[0])
-        run_once(session, base_mod, self.shape, inputs)
+        # The grader's own libraries first: if they cannot run here, confined, no submission is blamed.
+        modules = {}
+        for name in TIMED[:-1]:
+            modules[name] = tvm.runtime.load_module(f"{name}.so")
+            run_once(session, modules[name], self.shape, inputs)
         send({"kind": "stage", "stage": "baseline-ran"})
-        cand_mod = tvm.runtime.load_module(LIBRARIES[1])
-        arrays = run_once(session, cand_mod, self.shape, inputs)
+        modules["candidate"] = tvm.runtime.load_module("candidate.so")
+        arrays = run_once(session, modules["candidate"], self.shape, inputs)
         with open(RESULT_FILE, "r+b") as handle:  # neither created nor truncated: written in place
             for array in arrays:
                 handle.write(np.ascontiguousarray(array, dtype=np.float32).tobytes())
         send({"kind": "stage", "stage": "ran"})
-        if sys.stdin.readline().strip() != "time":
+        request = sys.stdin.readline().split()
+        if not request or request[0] != "time":
             return
-        samples = time_rounds(session, base_mod, cand_mod, self.shape, inputs, self.config.timing_rounds, self.config.min_repeat_ms)
+        samples = time_rounds(session, modules, self.shape, inputs, self.config)
+        width = int(request[1]) if len(request) > 1 else 0
+        if width:  # this core's FMA peak, right after the rounds, under the same load
+            samples["peak"] = [best_seconds(session, tvm.runtime.load_module("peak.so"), width, self.config.min_repeat_ms)]
         send({"kind": "timings", **samples})
         send({"kind": "stage", "stage": "timed"})
 
@@ -190,19 +209,22 @@ class LocalRunner:
     def run(self, deadline_s: float) -> list[np.ndarray]:
         """Run the candidate once (both libraries are in place): [output, x, w, b] afterwards.
 
-        Until the baseline has run, a failure is the grader's (InfrastructureError): the
-        runner, its confinement or the device does not work here, whatever was submitted.
+        Until the baseline and the yardstick have run, a failure is the grader's
+        (InfrastructureError): the runner, its confinement or the device does not work here,
+        whatever was submitted.
         """
         self._await("ready", deadline_s, "start", infrastructure=True)
         self.child.send_line("run")
-        self._await("baseline-ran", deadline_s, "run the baseline", infrastructure=True)
+        self._await("baseline-ran", deadline_s, "run the baseline and the yardstick", infrastructure=True)
         self._await("ran", deadline_s, "run")
         return read_result(self.result_path, self.shape)
 
-    def time(self, deadline_s: float) -> dict[str, list[float]]:
-        self.child.send_line("time")
+    def time(self, deadline_s: float, peak_width: int = 0) -> dict[str, list[float]]:
+        """Time baseline, yardstick and candidate in interleaved rounds (and the FMA peak kernel
+        in peak.so, for vectors of `peak_width` lanes, unless 0)."""
+        self.child.send_line(f"time {peak_width}")
         self._await("timed", deadline_s, "be timed")
-        return check_timings(self.child.last_message("timings"), self.config.timing_rounds)
+        return check_timings(self.child.last_message("timings"), self.config, peak=bool(peak_width))
 
     def _await(self, stage: str, deadline_s: float, doing: str, infrastructure: bool = False) -> None:
         if self.child.wait_for_stage(stage, deadline_s):

@@ -217,17 +217,19 @@ class _Grading:
         if not correct:
             return self.result("failed", "wrong results score 0: see the correctness check", *messages, checks=checks, correct=False, student_output=output, credit={"correctness": 0.0, "structure": 0.0, "speed": 0.0})
         fused = all(c.passed for c in checks if c.name == "fusion")
-        speed = report.get("speedup")
+        speed, against = report.get("speedup"), report.get("vs_yardstick")
         speedup = speed["median"] if speed else None
-        fraction = problem.speed_credit(speedup)
+        relative = against["median"] if against else None
+        fraction = problem.speed_credit(relative)
         credit = {
             "correctness": weights.correctness,
             "structure": weights.structure if fused else 0.0,
             "speed": round(weights.speed * fraction, 4),
         }
         review = False
-        if speed:
-            checks.append(Check("speed", fraction > 0, speed_message(problem, speed, fraction)))
+        gflops = report.get("gflops", {})
+        if speed and against:
+            checks.append(Check("speed", fraction > 0, speed_message(problem, against, speed, fraction, gflops)))
             if speedup > problem.implausible_speedup:
                 review = True
                 messages.append(f"a {speedup:.0f}x speedup is implausible for this problem: flagged for an instructor to look at")
@@ -240,21 +242,33 @@ class _Grading:
             credit=credit,
             speedup=round(speedup, 4) if speedup is not None else None,
             speedup_spread=speed,
+            yardstick_speedup=round(relative, 4) if relative is not None else None,
+            yardstick_spread=against,
+            gflops=round(gflops["candidate"], 2) if "candidate" in gflops else None,
+            peak_gflops=round(gflops["peak"], 2) if gflops.get("peak") else None,
             runtimes_ms=report.get("runtimes_ms", {}),
             student_output=output,
             review=review,
         )
 
 
-def speed_message(problem: Problem, speed: dict, fraction: float) -> str:
+def speed_message(problem: Problem, against: dict, speed: dict, fraction: float, gflops: dict) -> str:
+    """Where a schedule stands: against the yardstick (what the credit is for), the baseline, GFLOP/s."""
     baseline = "the unscheduled function" if problem.baseline == "unscheduled" else "TVM's default GPU schedule (dlight)"
     text = (
-        f"{speed['median']:.2f}x the speed of {baseline} (median of {speed['n']} interleaved rounds, "
-        f"middle half {speed['q1']:.2f}-{speed['q3']:.2f}x): {fraction:.0%} of the speed points"
+        f"{against['median']:.2f}x the speed of the yardstick ({problem.yardstick_title}, timed beside yours: "
+        f"median of {against['n']} interleaved rounds, middle half {against['q1']:.2f}-{against['q3']:.2f}x): "
+        f"{fraction:.0%} of the speed points"
     )
     higher = [b for b in problem.speed_bands if b.credit > fraction]
     if higher:
-        text += f"; {higher[0].min_speedup:g}x earns {higher[0].credit:.0%}"
+        text += f"; {higher[0].min_speedup:g}x the yardstick earns {higher[0].credit:.0%}"
+    text += f". {speed['median']:.2f}x the speed of {baseline}"
+    if "candidate" in gflops and "yardstick" in gflops:
+        text += f"; {gflops['candidate']:.0f} GFLOP/s (the yardstick: {gflops['yardstick']:.0f})"
+        if gflops.get("peak"):
+            text += (f", {gflops['candidate'] / gflops['peak']:.0%} of this core's FMA peak "
+                     f"({gflops['peak']:.0f} GFLOP/s, measured beside it)")
     return text
 
 

@@ -30,6 +30,11 @@ class Result:
     # Score parts in points out of 1 (correctness, structure, speed): what partial credit uses.
     credit: dict[str, float] = field(default_factory=dict)
     speedup_spread: dict[str, float] | None = None
+    # Speed relative to the problem's yardstick, timed in the same rounds: what speed credit is for.
+    yardstick_speedup: float | None = None
+    yardstick_spread: dict[str, float] | None = None
+    gflops: float | None = None  # the candidate's, from the problem's FLOP count and its median time
+    peak_gflops: float | None = None  # this core's FMA peak, measured in the same run (CPU only)
     timings: dict[str, float] = field(default_factory=dict)  # seconds per grading stage
     runtimes_ms: dict[str, float] = field(default_factory=dict)  # median per function timed
     student_output: str = ""
@@ -74,6 +79,11 @@ class Result:
             if self.speedup_spread:
                 spread = f" (middle half {self.speedup_spread['q1']:.2f}-{self.speedup_spread['q3']:.2f})"
             lines.append(f"  speedup over the baseline: {self.speedup:.2f}x{spread}")
+        if self.yardstick_speedup is not None:
+            gflops = f", {self.gflops:.0f} GFLOP/s" if self.gflops is not None else ""
+            if self.gflops is not None and self.peak_gflops:
+                gflops += f" ({self.gflops / self.peak_gflops:.0%} of this core's FMA peak)"
+            lines.append(f"  speed against the yardstick: {self.yardstick_speedup:.2f}x{gflops}")
         for check in self.checks:
             mark = "ok  " if check.passed else "FAIL"
             lines.append(f"  [{mark}] {check.name}: {check.message}")

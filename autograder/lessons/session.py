@@ -64,10 +64,11 @@ def l1_data_cache_bytes(cpu_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache
 
 
 def host_target():
-    """The LLVM target for this CPU, with its vector extensions."""
-    import tvm
+    """The LLVM target for this CPU, with its vector extensions; or, where TVM_COURSE_MCPU names
+    another CPU (haswell, znver3, ...), for that one, so a lesson shows what it would do."""
+    from ..engine.cpus import cpu_target, default_mcpu
 
-    return tvm.target.Target.from_device(tvm.cpu())
+    return cpu_target(default_mcpu())
 
 
 def cuda_device_name() -> str | None:

@@ -8,7 +8,8 @@ from .workload import ConvShape
 
 @dataclass(frozen=True)
 class SpeedBand:
-    """A speedup at or above `min_speedup` earns `credit` (a fraction of the speed points)."""
+    """A speed at or above `min_speedup` times the yardstick's earns `credit` (a fraction of
+    the speed points). Both are timed in the same interleaved rounds on the same machine."""
 
     min_speedup: float
     credit: float
@@ -32,6 +33,8 @@ class Problem:
     weights: Weights
     speed_bands: tuple[SpeedBand, ...]
     baseline: str  # how the baseline is scheduled: "unscheduled" or "dlight"
+    yardstick: str  # the reference schedule speed is measured against (problems/yardsticks.py)
+    yardstick_title: str  # what it is, in a few words, for the feedback
     calibration: str  # how the thresholds were chosen, with the numbers
     shape: ConvShape = field(default_factory=ConvShape)
     # The largest a fused intermediate (conv output, bias-add output) may be after
@@ -44,7 +47,7 @@ class Problem:
     implausible_speedup: float = 50.0
 
     def speed_credit(self, speedup: float | None) -> float:
-        """The fraction of speed points a measured speedup earns (0 when not measured)."""
+        """The fraction of speed points a speed relative to the yardstick earns (0 when not measured)."""
         if speedup is None:
             return 0.0
         earned = 0.0
@@ -52,6 +55,12 @@ class Problem:
             if speedup >= band.min_speedup:
                 earned = max(earned, band.credit)
         return earned
+
+    def apply_yardstick(self, schedule) -> None:
+        """Schedule a fresh copy of the workload as the yardstick does."""
+        from .yardsticks import YARDSTICKS
+
+        YARDSTICKS[self.yardstick](schedule)
 
     def workload(self):
         """A fresh copy of the PrimFunc the student schedules."""

@@ -37,6 +37,12 @@ class ConvShape:
         return (1, self.out_channels, 1, 1)
 
     @property
+    def flops(self) -> int:
+        """Multiply-adds of the convolution, counted as two operations each (Add and ReLU aside)."""
+        n, k, oh, ow = self.output_shape
+        return 2 * n * k * oh * ow * self.in_channels * self.kernel * self.kernel
+
+    @property
     def output_shape(self) -> tuple[int, ...]:
         out_h = self.height + 2 * self.padding - self.kernel + 1
         out_w = self.width + 2 * self.padding - self.kernel + 1

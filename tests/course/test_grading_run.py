@@ -226,6 +226,8 @@ def test_errors_that_stop_a_run_say_what_to_do(run, tmp_path):
         grade_assignment(GradingOptions("gpu-tiling", course=run.root, progress=None))
     with pytest.raises(CourseError, match="no submission of 'tiling' from nobody"):
         grade_assignment(options(run.root, students=["nobody"]))
+    with pytest.raises(CourseError, match="--mcpu: LLVM does not know a CPU named 'pentium-9000'"):
+        grade_assignment(options(run.root, grader_settings={**TEST_SETTINGS, "mcpu": "pentium-9000"}))
     with pytest.raises(CourseError, match="no nbgrader course root"):
         grade_assignment(GradingOptions("tiling", course=run.root / "source", progress=None))
 

@@ -32,6 +32,35 @@ def test_rounds_rotate_which_function_goes_first():
     assert measured.samples == {"a": [1.0] * 4, "b": [1.0] * 4}
 
 
+def steady(value):
+    return lambda: value
+
+
+def noisy(values):
+    values = iter(values)
+    return lambda: next(values)
+
+
+def test_steady_ratios_stop_at_the_least_rounds():
+    measured = measure_interleaved({"y": steady(2.0), "c": steady(1.0)}, rounds=5, warmup=0,
+                                   max_rounds=40, settle=("y", "c"), target_cv=0.02)
+    assert len(measured.samples["c"]) == 5
+
+
+def test_spread_out_ratios_get_more_rounds_up_to_the_most():
+    jitter = [1.0, 1.5] * 100
+    measured = measure_interleaved({"y": steady(2.0), "c": noisy(jitter)}, rounds=5, warmup=0,
+                                   max_rounds=12, settle=("y", "c"), target_cv=0.02)
+    assert len(measured.samples["c"]) == len(measured.samples["y"]) == 12
+
+
+def test_a_time_budget_ends_the_extra_rounds():
+    jitter = [1.0, 1.5] * 100
+    measured = measure_interleaved({"y": steady(2.0), "c": noisy(jitter)}, rounds=5, warmup=0,
+                                   max_rounds=100, settle=("y", "c"), target_cv=0.02, budget_s=0.0)
+    assert len(measured.samples["c"]) == 5
+
+
 def test_speedup_is_the_median_of_per_round_ratios():
     # A drift that slows everything in round 3 cancels out of the ratio.
     measured = Measurements({"base": [2.0, 2.0, 8.0, 2.0], "cand": [1.0, 1.0, 4.0, 1.0]})

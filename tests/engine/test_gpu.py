@@ -63,6 +63,39 @@ def test_bound_schedule_runs_on_the_gpu(fast_config):
     result = grade_source("gpu-fused-conv", examples.source("gpu_bound"), fast_config)
     assert result.status == "passed", result.to_text()
     assert result.correct is True and result.speedup is not None
+    # timed beside the yardstick on the same GPU, inside the confined runner
+    assert result.yardstick_speedup is not None and result.yardstick_spread["n"] >= fast_config.timing_rounds
+    assert "ran on this machine, confined" in result.messages
+
+
+@pytest.mark.gpu
+def test_the_gpu_yardstick_itself_runs_and_earns_no_speed_credit(fast_config):
+    import inspect
+
+    from autograder.problems import yardsticks
+
+    source = inspect.getsource(yardsticks.bound_pixels).replace("def bound_pixels(sch) -> None:", "def schedule(sch):")
+    result = grade_source("gpu-fused-conv", source, fast_config)
+    assert result.correct is True, result.to_text()
+    assert 0.8 < result.yardstick_speedup < 1.2 and result.credit["speed"] == 0.0
+
+
+def test_the_gpu_yardstick_compiles_to_cuda_and_passes_the_static_checks():
+    """Here without a GPU: what a GPU host would time beside every submission builds."""
+    import tvm
+    from tvm import s_tir
+
+    from autograder.engine import checks
+    from autograder.problems import get_problem
+
+    problem = get_problem("gpu-fused-conv")
+    schedule = s_tir.Schedule(problem.workload())
+    problem.apply_yardstick(schedule)
+    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90"}, host=tvm.target.Target.from_device(tvm.cpu()))
+    assert checks.check_binding(schedule).passed
+    assert checks.check_host_touches_no_device_buffer(schedule.mod["main"], target).passed
+    executable = tvm.compile(schedule.mod, target=target)
+    assert "__global__" in executable.mod.imports[0].inspect_source()
 
 
 def test_a_schedule_bound_only_to_vthreads_is_rejected_with_the_fix(fast_config):

@@ -20,7 +20,7 @@ from autograder.problems import get_problem
 pytestmark = pytest.mark.slow
 
 PROBLEM = get_problem("tile-fused-conv")
-CONFIG = GraderConfig(timing_rounds=3, min_repeat_ms=2.0, seed=7)
+CONFIG = GraderConfig(timing_rounds=3, max_timing_rounds=6, min_repeat_ms=2.0, seed=7)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def unscheduled_library(tmp_path_factory):
 
 def runner_with(baseline: bytes, candidate: bytes) -> LocalRunner:
     runner = LocalRunner(PROBLEM, CONFIG)
-    for name, data in (("baseline.so", baseline), ("candidate.so", candidate)):
+    for name, data in (("baseline.so", baseline), ("yardstick.so", baseline), ("candidate.so", candidate)):
         with open(runner.library_path(name), "wb") as handle:
             handle.write(data)
         os.chmod(runner.library_path(name), 0o644)
@@ -53,8 +53,10 @@ def test_the_runner_runs_the_library_and_times_it_beside_the_baseline(unschedule
         expected = reference(inputs["x"], inputs["w"], inputs["b"], PROBLEM.shape.padding)
         assert np.allclose(output, expected, atol=1e-3)
         samples = runner.time(60)
-        assert len(samples["baseline"]) == len(samples["candidate"]) == CONFIG.timing_rounds
-        assert all(isinstance(v, float) and v > 0 for v in samples["baseline"] + samples["candidate"])
+        assert set(samples) == {"baseline", "yardstick", "candidate"}
+        assert len({len(values) for values in samples.values()}) == 1
+        assert CONFIG.timing_rounds <= len(samples["candidate"]) <= CONFIG.max_timing_rounds
+        assert all(isinstance(v, float) and v > 0 for values in samples.values() for v in values)
     finally:
         runner.close()
 
@@ -76,7 +78,7 @@ def test_a_baseline_the_runner_cannot_run_is_the_graders_failure(unscheduled_lib
 
     runner = runner_with(b"not a library", unscheduled_library)
     try:
-        with pytest.raises(InfrastructureError, match="could not run the baseline .not your code."):
+        with pytest.raises(InfrastructureError, match="could not run the baseline and the yardstick .not your code."):
             runner.run(60)
     finally:
         runner.close()
@@ -95,22 +97,23 @@ def test_the_runners_directory_is_removed_afterwards(unscheduled_library):
     [
         None,
         {},
-        {"baseline": [0.001] * 3},
-        {"baseline": [0.001] * 3, "candidate": [0.001] * 2},
-        {"baseline": [0.001] * 3, "candidate": [0.0, 0.001, 0.001]},
-        {"baseline": [0.001] * 3, "candidate": [1e-3, 1e-3, 1e9]},
-        {"baseline": [0.001] * 3, "candidate": [1, 1, 1]},  # integers are not measurements
-        {"baseline": [0.001] * 3, "candidate": "fast"},
+        {"baseline": [0.001] * 3, "yardstick": [0.001] * 3},
+        {"baseline": [0.001] * 3, "yardstick": [0.001] * 3, "candidate": [0.001] * 2},
+        {"baseline": [0.001] * 3, "yardstick": [0.001] * 3, "candidate": [0.0, 0.001, 0.001]},
+        {"baseline": [0.001] * 3, "yardstick": [0.001] * 3, "candidate": [1e-3, 1e-3, 1e9]},
+        {"baseline": [0.001] * 3, "yardstick": [0.001] * 3, "candidate": [1, 1, 1]},  # integers are not measurements
+        {"baseline": [0.001] * 3, "yardstick": [0.001] * 3, "candidate": "fast"},
+        {"baseline": [0.001] * 3, "candidate": [0.001] * 3},
     ],
 )
 def test_timings_are_accepted_only_as_plausible_measurements(message):
     with pytest.raises(RunnerFailed, match="not plausible"):
-        check_timings(message, 3)
+        check_timings(message, CONFIG)
 
 
 def test_plausible_timings_pass_through():
-    samples = {"baseline": [1e-3, 1.1e-3, 0.9e-3], "candidate": [5e-4, 5e-4, 6e-4]}
-    assert check_timings(samples, 3) == samples
+    samples = {"baseline": [1e-3, 1.1e-3, 0.9e-3], "yardstick": [7e-4, 7e-4, 7e-4], "candidate": [5e-4, 5e-4, 6e-4]}
+    assert check_timings(samples, CONFIG) == samples
 
 
 def test_a_result_file_of_the_wrong_size_is_refused(tmp_path):

@@ -275,3 +275,25 @@ def test_grading_works_under_the_class_runs_private_umask(fast_config):
     finally:
         os.umask(previous)
     assert result.status == "passed" and not result.grader_fault
+
+
+def test_an_unknown_or_unrunnable_cpu_is_a_usage_error(fast_config):
+    with pytest.raises(UsageError, match="does not know a CPU named 'pentium-9000'"):
+        grade_source("tile-fused-conv", JOURNAL, dataclasses.replace(fast_config, mcpu="pentium-9000"))
+
+
+def test_the_same_schedules_earn_the_same_speed_credit_on_three_cpus(fast_config):
+    """The yardstick is compiled for the same CPU and timed beside the candidate."""
+    import tvm
+
+    host = str(tvm.target.Target.from_device(tvm.cpu()).attrs["mcpu"])
+    cpus = [host] + [c for c in ("haswell", "znver3") if c != host]
+    credits = {}
+    for cpu in cpus:
+        config = dataclasses.replace(fast_config, mcpu=cpu)
+        blocked, journal = grade(examples.source("blocked_vectorized"), config), grade(JOURNAL, config)
+        assert blocked.cpu == journal.cpu == cpu
+        credits[cpu] = (blocked.credit["speed"], journal.credit["speed"])
+        assert blocked.yardstick_speedup > 1.0 > journal.yardstick_speedup
+    assert len(set(credits.values())) == 1, credits
+    assert credits[host][0] >= 0.2 and credits[host][1] == 0.0  # at least two thirds; none

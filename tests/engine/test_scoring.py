@@ -9,12 +9,19 @@ from autograder.problems import get_problem
 from autograder.engine.report import Check
 
 
-def score(correct=True, fused=True, speedup=None):
+def spread(median):
+    return {"median": median, "q1": median, "q3": median, "minimum": median, "maximum": median, "cv": 0.0, "n": 5}
+
+
+def score(correct=True, fused=True, speedup=None, against=None):
+    """`against`: speed relative to the yardstick (what credit is for); `speedup`: over the baseline."""
     grading = _Grading(get_problem("tile-fused-conv"), GraderConfig(seed=1))
     checks = [Check("correctness", correct, ""), Check("fusion", fused, "")]
     report = {"correct": correct}
-    if speedup is not None:
-        report["speedup"] = {"median": speedup, "q1": speedup, "q3": speedup, "minimum": speedup, "maximum": speedup, "cv": 0.0, "n": 5}
+    if speedup is not None or against is not None:
+        report["speedup"] = spread(speedup if speedup is not None else 2.0)
+        report["vs_yardstick"] = spread(against if against is not None else 1.0)
+        report["gflops"] = {"candidate": 90.0, "yardstick": 60.0, "baseline": 50.0}
     return grading.score(report, checks, [], "")
 
 
@@ -24,18 +31,27 @@ def test_wrong_results_score_zero_whatever_else():
 
 
 def test_fused_but_slow_passes_with_correctness_and_fusion_credit():
-    result = score(speedup=0.35)
+    result = score(speedup=0.35, against=0.2)
     assert result.status == "passed" and result.score == pytest.approx(0.7)
-    assert not result.check("speed").passed and "1.2x earns 33%" in result.check("speed").message
+    message = result.check("speed").message
+    assert not result.check("speed").passed and "1.1x the yardstick earns 33%" in message
+    assert "0.35x the speed of the unscheduled function" in message and "90 GFLOP/s (the yardstick: 60)" in message
 
 
-@pytest.mark.parametrize("speedup, speed_credit", [(1.19, 0.0), (1.2, 0.1), (1.96, 0.2), (2.4, 0.3), (10.0, 0.3)])
-def test_speed_bands(speedup, speed_credit):
-    assert score(speedup=speedup).credit["speed"] == pytest.approx(speed_credit)
+@pytest.mark.parametrize("against, speed_credit", [(1.09, 0.0), (1.1, 0.1), (1.3, 0.2), (1.45, 0.3), (10.0, 0.3)])
+def test_speed_credit_comes_from_the_yardstick_not_the_baseline(against, speed_credit):
+    assert score(against=against, speedup=1.0).credit["speed"] == pytest.approx(speed_credit)
+    assert score(against=against, speedup=9.0).credit["speed"] == pytest.approx(speed_credit)
+
+
+def test_the_result_reports_both_speeds_and_gflops():
+    result = score(speedup=3.2, against=1.7)
+    assert (result.speedup, result.yardstick_speedup, result.gflops) == (3.2, 1.7, 90.0)
+    assert "speed against the yardstick: 1.70x, 90 GFLOP/s" in result.to_text()
 
 
 def test_fast_but_unfused_fails_yet_keeps_its_points():
-    result = score(fused=False, speedup=2.5)
+    result = score(fused=False, speedup=2.5, against=1.6)
     assert result.status == "failed" and result.score == pytest.approx(0.7)
 
 

@@ -26,3 +26,14 @@ def test_gpu_name_agrees_with_the_runtime(lab):
     from autograder.engine.runners import gpu_present
 
     assert (lab.gpu is not None) == gpu_present()
+
+
+def test_the_lessons_compile_for_the_cpu_tvm_course_mcpu_names(monkeypatch):
+    from autograder.lessons.session import host_target
+
+    monkeypatch.setenv("TVM_COURSE_MCPU", "haswell")
+    assert str(host_target().attrs["mcpu"]) == "haswell"
+    monkeypatch.delenv("TVM_COURSE_MCPU")
+    import tvm
+
+    assert str(host_target().attrs["mcpu"]) == str(tvm.target.Target.from_device(tvm.cpu()).attrs["mcpu"])
