@@ -21,7 +21,7 @@ import numpy as np
 from ..problems import Problem, get_problem
 from ..problems.workload import random_inputs
 from .config import GraderConfig
-from . import peak
+from . import library_cache, peak
 from .cpus import UnknownCPU, cpu_name, cpu_target
 from .measure import INPUT_NAMES, InfrastructureError, LocalRunner, RunnerFailed, check_timings, run_once, time_rounds
 
@@ -96,14 +96,21 @@ class Evaluation:
         self.problem, self.config, self.timer, self.runner = problem, config, timer, runner
         self.func = problem.workload()
         self.target = host_target(problem, config)
-        self.baseline = tvm.compile(baseline_module(problem, self.func, self.target), target=self.target)
-        self.yardstick = tvm.compile(yardstick_module(problem, self.target), target=self.target)
-        self.peak = peak.compile_kernel(self.target)  # (executable, lanes), or None on a GPU
-        if runner is not None:
-            runner.put("baseline", self.baseline)
-            runner.put("yardstick", self.yardstick)
-            if self.peak:
-                runner.put("peak", self.peak[0])
+        # The grader's own libraries: compiled here for a remote device, taken from the cache
+        # (or compiled once into it) for the runner on this machine.
+        builders = {
+            "baseline": lambda: tvm.compile(baseline_module(problem, self.func, self.target), target=self.target),
+            "yardstick": lambda: tvm.compile(yardstick_module(problem, self.target), target=self.target),
+        }
+        self.peak_lanes = peak.lanes(self.target) if self.target.kind.name == "llvm" else 0
+        if self.peak_lanes:
+            builders["peak"] = lambda: peak.compile_kernel(self.target)[0]
+        if runner is None:
+            self.baseline, self.yardstick = builders["baseline"](), builders["yardstick"]()
+        else:
+            for name, build in builders.items():
+                cached = library_cache.library(problem.name, self.target, name, build)
+                runner.put(name, build() if cached is None else cached)
         self.deadline = None
 
     def remaining_s(self) -> float:
@@ -165,7 +172,7 @@ class Evaluation:
         report["checks"].insert(0, measured["correctness"])
         report["correct"] = measured["correctness"]["passed"]
         if "samples" in measured:
-            report.update(_speed(measured["samples"], self.problem.shape.flops, peak.flop(self.peak[1]) if self.peak else 0))
+            report.update(_speed(measured["samples"], self.problem.shape.flops, peak.flop(self.peak_lanes) if self.peak_lanes else 0))
         return {**report, "outcome": "ran"}
 
     def _run_here(self, candidate) -> dict:
@@ -175,7 +182,7 @@ class Evaluation:
         measured = {"correctness": correctness}
         if correctness["passed"] and self.config.measure_speed:
             self.timer.stage("time")
-            measured["samples"] = self.runner.time(self.remaining_s(), self.peak[1] if self.peak else 0)
+            measured["samples"] = self.runner.time(self.remaining_s(), self.peak_lanes)
         return measured
 
     def _run_remotely(self, candidate, report: dict) -> dict:

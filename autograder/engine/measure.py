@@ -21,6 +21,7 @@ from __future__ import annotations
 import glob
 import math
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -156,11 +157,15 @@ class LocalRunner:
     def library_path(self, name: str) -> str:
         return os.path.join(self.child.workdir, name)
 
-    def put(self, name: str, executable) -> None:
-        """Export a compiled library (NAME.so) where the runner loads it, readable by the runner's user
-        whatever the grading run's umask (its directory is the runner's alone)."""
+    def put(self, name: str, library) -> None:
+        """Put a library (an Executable to export, or the path of a built one) where the runner
+        loads it as NAME.so, readable by the runner's user whatever the grading run's umask
+        (its directory is the runner's alone)."""
         path = self.library_path(f"{name}.so")
-        executable.export_library(path)
+        if isinstance(library, (str, os.PathLike)):
+            shutil.copyfile(library, path)
+        else:
+            library.export_library(path)
         os.chmod(path, 0o644)
 
     # ---- in the runner (the fork) -------------------------------------------------------
