@@ -189,8 +189,11 @@ _DENIED = (
     "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "add_key",
     "request_key", "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
     "reboot", "swapon", "swapoff", "acct", "quotactl", "mknod", "mknodat",
-    "fanotify_init", "move_mount", "open_tree", "fsopen", "fsmount", "fspick",
+    "fanotify_init", "move_mount", "open_tree", "fsopen", "fsmount", "fspick", "fsconfig", "mount_setattr",
+    "setxattrat", "removexattrat", "open_tree_attr",
 )
+# Newer than some libseccomp releases know by name (Linux 6.13-6.15): their x86-64 numbers.
+_X86_64_NUMBERS = {"setxattrat": 463, "removexattrat": 466, "open_tree_attr": 467}
 _CLONE_THREAD = 0x00010000
 _TIOCSTI, _TIOCLINUX = 0x5412, 0x541C  # push keystrokes into a terminal
 
@@ -219,8 +222,17 @@ def _apply_seccomp(policy: Policy) -> None:
 
 
 def _add(rules, action, name: str, *args) -> None:
+    import platform
+
+    import pyseccomp as seccomp
+
+    syscall: str | int = name
+    if seccomp.resolve_syscall(seccomp.system_arch(), name) < 0:
+        if platform.machine() != "x86_64" or name not in _X86_64_NUMBERS:
+            return  # neither this libseccomp nor this table knows it: this kernel may not have it
+        syscall = _X86_64_NUMBERS[name]
     try:
-        rules.add_rule(action, name, *args)
+        rules.add_rule(action, syscall, *args)
     except (RuntimeError, OSError, ValueError) as error:
         # A system call this kernel or architecture does not have cannot be made either.
         if "not found" in str(error).lower() or getattr(error, "errno", None) in (errno.EINVAL, errno.EDOM):
