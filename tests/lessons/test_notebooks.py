@@ -155,3 +155,20 @@ def test_tiling_trace_runs_top_to_bottom():
     assert 'extern "C" __global__' in text
     assert _images(notebook) >= 1
     _plots_have_text(notebook)
+
+
+@pytest.mark.slow
+def test_tiling_trace_runs_compiled_for_an_avx2_cpu(monkeypatch):
+    """The lesson's verdicts are measured, so they hold under another CPU too: TVM_COURSE_MCPU."""
+    from tvm.target import codegen
+
+    from autograder.engine.cpus import cpu_target
+
+    if "avx2" not in codegen.llvm_get_cpu_features(cpu_target(None)):
+        pytest.skip("this host cannot run AVX2 code")
+    monkeypatch.setenv("TVM_COURSE_MCPU", "haswell")
+    notebook, elapsed = _execute(LESSONS_DIR / "02-tiling-trace.ipynb")
+    _check_ran_here(notebook, elapsed, "02-tiling-trace under haswell")
+    text = _text(notebook)
+    assert "haswell" in text  # the lab's banner names the target it compiles for
+    assert "replayed loop nest equals the original: True" in text
