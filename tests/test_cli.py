@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import solutions
+
 from autograder import examples
 
 pytestmark = pytest.mark.slow
@@ -61,7 +63,7 @@ def test_usage_errors_exit_2(args, expected):
 
 
 def test_gpu_problem_compiles_and_reports_needs_gpu_here():
-    run = tvm_course("grade-schedule", "gpu-fused-conv", str(examples.path("gpu_bound")), "--json", "--target", "cuda")
+    run = tvm_course("grade-schedule", "gpu-fused-conv", str(solutions.path("gpu_bound")), "--json", "--target", "cuda")
     result = json.loads(run.stdout)
     if result["status"] == "needs-gpu":
         assert run.returncode == 1

@@ -135,7 +135,7 @@ def register(subparsers) -> None:
         description="A benchmark: grade one submission several times and print wall times and the speedup's spread.",
     )
     bench.add_argument("--problem", default="tile-fused-conv")
-    bench.add_argument("--example", default="blocked_vectorized", help="a bundled example schedule (default: %(default)s)")
+    bench.add_argument("--example", default="journal", help="a bundled example schedule (default: %(default)s)")
     bench.add_argument("--file", help="grade this file instead of an example")
     bench.add_argument("--runs", type=int, default=10)
     bench.add_argument("--cpus", metavar="A,B,...", help="run once per LLVM CPU (host for this one), e.g. host,haswell,znver3, "

@@ -1,9 +1,11 @@
 """Schedules the lessons apply, and the one-liners to apply and compile them.
 
-The journal's tiling, the register-blocked CPU schedule and the bound GPU schedule are the
-autograder's bundled examples (`autograder/examples/*.py`, each defining `schedule(sch)`), so
-the lessons show exactly the code `make demo` grades. The lessons add a few schedules of their
-own here: the journal's steps one at a time, and the padding inlined into the convolution.
+The journal's tiling is the autograder's bundled example (`autograder/examples/journal.py`);
+the vectorised CPU tiling and the one-thread-per-pixel GPU schedule are the grader's
+yardsticks (`autograder/problems/yardsticks.py`), so the lessons show exactly the code the
+grader times beside every submission, and none of them is an assignment's answer (matching a
+yardstick earns no speed credit). The lessons add a few schedules of their own here: the
+journal's steps one at a time, and the padding inlined into the convolution.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ ScheduleFn = Callable[[object], None]  # takes a tvm.s_tir.Schedule and transfor
 
 
 def example(name: str) -> ScheduleFn:
-    """`schedule` from the bundled example `name` (journal, blocked_vectorized, gpu_bound)."""
+    """`schedule` from the bundled example `name` (journal: the package ships no assignment's answer)."""
     namespace: dict = {"__name__": f"autograder.examples.{name}"}
     exec(compile(examples.source(name), str(examples.path(name)), "exec"), namespace)
     return namespace["schedule"]
@@ -23,6 +25,25 @@ def example(name: str) -> ScheduleFn:
 
 def example_source(name: str) -> str:
     return examples.source(name)
+
+
+def yardstick(problem: str) -> ScheduleFn:
+    """The schedule the grader times beside every submission of `problem`."""
+    from ..problems import get_problem
+
+    return get_problem(problem).apply_yardstick
+
+
+def yardstick_source(problem: str) -> str:
+    """The yardstick's code, written as a submission would be: `def schedule(sch):`."""
+    import inspect
+
+    from ..problems import get_problem
+    from ..problems.yardsticks import YARDSTICKS
+
+    function = YARDSTICKS[get_problem(problem).yardstick]
+    source = inspect.getsource(function)
+    return source.replace(f"def {function.__name__}(sch) -> None:", "def schedule(sch):", 1)
 
 
 def unscheduled(sch) -> None:

@@ -36,7 +36,7 @@ PROBLEM = Problem(
         "candidate, so a GPU host or an RPC device needs no calibration of its own. The band "
         "edges (1.2x, 1.5x, 2.0x the yardstick's speed) are not yet measured on a GPU: no GPU was "
         "lent to the sessions that built this. On a GPU host, `tvm-course bench-grader --problem "
-        "gpu-fused-conv --example gpu_bound` (and `--file` with the yardstick) print the ratio "
+        "gpu-fused-conv --file course/solutions/gpu_bound.py` (and `--file` with the yardstick) print the ratio "
         "and its spread; the edges should sit four spreads from the reference schedules."
     ),
 )

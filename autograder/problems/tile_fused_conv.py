@@ -39,7 +39,7 @@ PROBLEM = Problem(
         "AMD EPYC (LLVM host CPU znver4, AVX-512), 2026-12-01, one TVM thread, with "
         "`tvm-course bench-grader --runs 5 --mcpu CPU [--example NAME | --file F]`; speed against "
         "the yardstick, median (min-max) of 5 gradings: the register-blocked schedule "
-        "(examples/blocked_vectorized.py) 1.67 (1.66-1.67) on znver4, 1.85 (1.72-1.86) on haswell, "
+        "(course/solutions/blocked_vectorized.py, the tiling assignment's solution) 1.67 (1.66-1.67) on znver4, 1.85 (1.72-1.86) on haswell, "
         "1.84 (1.82-1.85) on znver3, so it earns all the speed points on each; the journal's tiling "
         "0.32, 0.67, 0.66 and the unscheduled function 0.86, 0.76, 0.75: none on any; the yardstick "
         "itself 1.00: none, so the readable yardstick is no answer. Edges 1.1x, 1.25x, 1.45x: the "

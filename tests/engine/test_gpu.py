@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import pytest
 
+import solutions
+
 from autograder import examples
 from autograder.engine.pipeline import grade_source
 
@@ -40,7 +42,7 @@ def test_bound_schedule_compiles_to_cuda_and_ptx_without_a_gpu(fast_config):
 
     if gpu_present():
         pytest.skip("a GPU is present: the run path is tested by test_bound_schedule_runs_on_the_gpu")
-    result = grade_source("gpu-fused-conv", examples.source("gpu_bound"), fast_config)
+    result = grade_source("gpu-fused-conv", solutions.source("gpu_bound"), fast_config)
     assert result.status == "needs-gpu"
     assert result.correct is None and result.score == 0
     build = result.check("cuda-build")
@@ -53,14 +55,14 @@ def test_bound_schedule_compiles_to_cuda_and_ptx_without_a_gpu(fast_config):
 
 
 def test_a_gpu_schedule_over_the_thread_limit_is_rejected(fast_config):
-    source = examples.source("gpu_bound").replace("factors=[None, 256]", "factors=[None, 2048]")
+    source = solutions.source("gpu_bound").replace("factors=[None, 256]", "factors=[None, 2048]")
     result = grade_source("gpu-fused-conv", source, fast_config)
     assert result.status == "rejected" and "1024 threads" in result.messages[0]
 
 
 @pytest.mark.gpu
 def test_bound_schedule_runs_on_the_gpu(fast_config):
-    result = grade_source("gpu-fused-conv", examples.source("gpu_bound"), fast_config)
+    result = grade_source("gpu-fused-conv", solutions.source("gpu_bound"), fast_config)
     assert result.status == "passed", result.to_text()
     assert result.correct is True and result.speedup is not None
     # timed beside the yardstick on the same GPU, inside the confined runner

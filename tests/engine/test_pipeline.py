@@ -10,6 +10,8 @@ import textwrap
 
 import pytest
 
+import solutions
+
 from autograder import examples
 from autograder.engine.config import GraderConfig
 from autograder.engine.pipeline import UsageError, grade_source, syntax_error
@@ -37,7 +39,7 @@ def test_the_journals_schedule_gets_correctness_and_fusion_credit(fast_config):
 
 
 def test_a_register_blocked_vectorised_schedule_earns_speed_credit(fast_config):
-    result = grade(examples.source("blocked_vectorized"), fast_config)
+    result = grade(solutions.source("blocked_vectorized"), fast_config)
     assert result.status == "passed"
     assert result.speedup > 1.2
     assert result.credit["speed"] > 0
@@ -47,7 +49,7 @@ def test_a_register_blocked_vectorised_schedule_earns_speed_credit(fast_config):
 def test_grading_is_repeatable(fast_config):
     # The default timing settings: the ones whose spread the speed bands were calibrated on.
     config = dataclasses.replace(fast_config, timing_rounds=GraderConfig().timing_rounds, min_repeat_ms=GraderConfig().min_repeat_ms)
-    first, second = (grade(examples.source("blocked_vectorized"), config) for _ in range(2))
+    first, second = (grade(solutions.source("blocked_vectorized"), config) for _ in range(2))
     assert (first.status, first.score) == (second.status, second.score)
 
 
@@ -291,7 +293,7 @@ def test_the_same_schedules_earn_the_same_speed_credit_on_three_cpus(fast_config
     credits = {}
     for cpu in cpus:
         config = dataclasses.replace(fast_config, mcpu=cpu)
-        blocked, journal = grade(examples.source("blocked_vectorized"), config), grade(JOURNAL, config)
+        blocked, journal = grade(solutions.source("blocked_vectorized"), config), grade(JOURNAL, config)
         assert blocked.cpu == journal.cpu == cpu
         credits[cpu] = (blocked.credit["speed"], journal.credit["speed"])
         assert blocked.yardstick_speedup > 1.0 > journal.yardstick_speedup

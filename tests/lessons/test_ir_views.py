@@ -1,5 +1,7 @@
 import pytest
 
+import solutions
+
 from autograder.lessons import ir_views, schedules
 
 
@@ -27,7 +29,7 @@ def test_journal_diff_shows_the_tile_loop_and_tile_sized_consumers(fused_func):
 
 
 def test_bound_loops_show_their_thread_axis(fused_func):
-    bound = schedules.apply(fused_func, schedules.example("gpu_bound")).mod["main"]
+    bound = schedules.apply(fused_func, solutions.schedule("gpu_bound")).mod["main"]
     nest = ir_views.loop_nest(bound)
     assert "in blockIdx.x (3136):" in nest
     assert "in threadIdx.x (256):" in nest
@@ -57,7 +59,7 @@ def test_compaction_agrees_with_the_autograder_check(lab, fused_func):
 def test_gpu_intermediates_get_shared_scope(fused_func):
     from autograder.lessons import gpu
 
-    bound = schedules.apply(fused_func, schedules.example("gpu_bound")).mod["main"]
+    bound = schedules.apply(fused_func, solutions.schedule("gpu_bound")).mod["main"]
     scopes = {a.buffer: a.scope for a in ir_views.allocations(bound, gpu.cuda_target())}
     assert scopes["conv2d_nchw_intermediate_shared"] == "shared"
     assert scopes["pad_temp"] == "global"
