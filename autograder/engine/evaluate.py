@@ -104,7 +104,7 @@ class Evaluation:
         }
         self.peak_lanes = peak.lanes(self.target) if self.target.kind.name == "llvm" else 0
         if self.peak_lanes:
-            builders["peak"] = lambda: peak.compile_kernel(self.target)[0]
+            builders["peak"] = lambda: peak.compile_kernel(self.target)
         if runner is None:
             self.baseline, self.yardstick = builders["baseline"](), builders["yardstick"]()
         else:

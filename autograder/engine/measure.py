@@ -104,21 +104,16 @@ def read_result(path: str, shape) -> list[np.ndarray]:
 def check_timings(message: dict | None, config, peak: bool = False) -> dict[str, list[float]]:
     """Timings from the runner, accepted only as finite, positive seconds, as many for each
     function, between the configured least and most rounds (and one for the peak kernel)."""
-    samples = {}
-    counts = set()
-    if peak:
-        value = (message or {}).get("peak")
-        if not (isinstance(value, list) and len(value) == 1 and isinstance(value[0], float) and 0 < value[0] <= MAX_SAMPLE_S):
-            raise RunnerFailed("the process timing your schedule sent timings that are not plausible measurements", "error")
-        samples["peak"] = value
-    for name in TIMED:
-        values = (message or {}).get(name)
-        if not (isinstance(values, list) and config.timing_rounds <= len(values) <= max(config.timing_rounds, config.max_timing_rounds)
-                and all(isinstance(v, float) and 0 < v <= MAX_SAMPLE_S for v in values)):
-            raise RunnerFailed("the process timing your schedule sent timings that are not plausible measurements", "error")
-        samples[name] = values
-        counts.add(len(values))
-    if len(counts) != 1:
+    message = message or {}
+    rounds = range(config.timing_rounds, max(config.timing_rounds, config.max_timing_rounds) + 1)
+    expected = {name: rounds for name in TIMED} | ({"peak": range(1, 2)} if peak else {})
+    samples = {name: message.get(name) for name in expected}
+    plausible = all(
+        isinstance(values, list) and len(values) in expected[name]
+        and all(isinstance(v, float) and 0 < v <= MAX_SAMPLE_S for v in values)
+        for name, values in samples.items()
+    ) and len({len(samples[name]) for name in TIMED}) == 1
+    if not plausible:
         raise RunnerFailed("the process timing your schedule sent timings that are not plausible measurements", "error")
     return samples
 

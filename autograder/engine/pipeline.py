@@ -34,6 +34,14 @@ STARTUP_LIMIT_S = 120.0
 BASE_RSS_MB = 1024
 
 
+# An evaluator's outcome that ends the grading before scoring, and the status it becomes
+# ("ran" goes on to scoring). crashed/timeout/error: the compiled schedule, or what it caused.
+_STATUS_OF_OUTCOME = {
+    "schedule_error": "error", "compile_error": "error", "error": "error", "rejected": "rejected",
+    "needs-gpu": "needs-gpu", "crashed": "crashed", "timeout": "timeout",
+}
+
+
 class UsageError(ValueError):
     """Bad arguments (an unknown problem, a target the problem is not for): exit code 2."""
 
@@ -113,7 +121,7 @@ class _Grading:
                 outcome = evaluator.wait(0)
                 return self.result("error", "internal grader error (not your code): the evaluator did not start:\n" + outcome.output_tail[-1500:], grader_fault=True)
             if self.config.mcpu:  # a CPU name is checked by LLVM in the evaluator: a usage error comes first
-                _await_message(evaluator, ("target", "usage"), STARTUP_LIMIT_S)
+                evaluator.wait_for_message(lambda: evaluator.last_message("target") or evaluator.last_message("usage"), STARTUP_LIMIT_S)
                 usage = evaluator.last_message("usage")
                 if usage:
                     raise UsageError(str(usage.get("message")))
@@ -200,15 +208,9 @@ class _Grading:
         checks = [Check(**c) for c in report.get("checks", [])]
         messages = list(report.get("messages", []))
         common = {"checks": checks, "student_output": output}
-        kind = report["outcome"]
-        if kind in ("schedule_error", "compile_error"):
-            return self.result("error", report["message"], *messages, **common)
-        if kind == "rejected":
-            return self.result("rejected", report["message"], *messages, **common)
-        if kind == "needs-gpu":
-            return self.result("needs-gpu", report["message"], *messages, **common)
-        if kind in ("crashed", "timeout", "error"):  # the compiled schedule, or the grading it caused
-            return self.result(kind, report["message"], *messages, **common)
+        status = _STATUS_OF_OUTCOME.get(report["outcome"])
+        if status:
+            return self.result(status, report["message"], *messages, **common)
         return self.score(report, checks, messages, output)
 
     def score(self, report: dict, checks: list[Check], messages: list[str], output: str) -> Result:
@@ -295,14 +297,6 @@ def _untrusted_text(value) -> str:
     if len(value) > MAX_MESSAGE_CHARS:
         return value[:MAX_MESSAGE_CHARS] + f" [... {len(value) - MAX_MESSAGE_CHARS} more characters cut]"
     return value
-
-
-def _await_message(child: Child, kinds: tuple[str, ...], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not any(child.last_message(kind) for kind in kinds) and child.proc.poll() is None:
-        if time.monotonic() > deadline:
-            return
-        time.sleep(0.01)
 
 
 def _last_report(outcome: ChildOutcome) -> dict | None:

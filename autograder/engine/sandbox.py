@@ -250,10 +250,14 @@ class Child:
 
     def wait_for_stage(self, stage: str, timeout_s: float) -> bool:
         """True once the child has reported `stage`; False if it ended or `timeout_s` passed first."""
+        return self.wait_for_message(lambda: stage in self.stages_reached, timeout_s)
+
+    def wait_for_message(self, arrived, timeout_s: float) -> bool:
+        """True once `arrived()` is; False if the child ended or `timeout_s` passed first."""
         deadline = time.monotonic() + timeout_s
-        while stage not in self.stages_reached:
+        while not arrived():
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                return stage in self.stages_reached
+                return bool(arrived())
             time.sleep(0.01)
         return True
 
