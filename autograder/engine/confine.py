@@ -115,7 +115,7 @@ def confine(policy: Policy) -> list[str]:
     """
     applied = []
     status = available()
-    landlock_rules = _landlock_rules(policy) if status.landlock_abi >= 1 else None
+    landlock_rules = _landlock_rules(policy, status.landlock_abi) if status.landlock_abi >= 1 else None
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (policy.max_file_bytes, policy.max_file_bytes))
     if not policy.threads:
@@ -136,7 +136,7 @@ def confine(policy: Policy) -> list[str]:
     return applied
 
 
-def _landlock_rules(policy: Policy):
+def _landlock_rules(policy: Policy, abi: int):
     from landlock import FSAccess, Ruleset
 
     ruleset = Ruleset()  # handles every access right the kernel knows: all denied unless allowed
@@ -150,7 +150,7 @@ def _landlock_rules(policy: Policy):
     for path in policy.writable_files:
         ruleset.allow(path, rules=FSAccess.READ_FILE | FSAccess.WRITE_FILE)
     device_rights = FSAccess.READ_FILE | FSAccess.WRITE_FILE
-    if _landlock_abi() >= 5:
+    if abi >= 5:
         device_rights |= FSAccess.IOCTL_DEV
     ruleset.allow("/dev/null", rules=FSAccess.READ_FILE | FSAccess.WRITE_FILE)
     for path in ("/dev/urandom", "/dev/random"):
@@ -160,12 +160,6 @@ def _landlock_rules(policy: Policy):
         if os.path.exists(path):
             ruleset.allow(path, rules=device_rights)
     return ruleset
-
-
-def _landlock_abi() -> int:
-    import landlock
-
-    return landlock.landlock_abi_version()
 
 
 # System calls an untrusted child never needs. The filter allows everything else, so that an
