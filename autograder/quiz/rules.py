@@ -159,7 +159,63 @@ def answers_in_other_texts(data: dict, questions: list, lined: LinedData, file: 
 def question_problems(question: dict, index: int, lined: LinedData, file: str) -> list[Problem]:
     report = _Reporter(lined, file, index)
     _RULES[question["type"]](question, report)
+    if not any(p.is_error for p in report.problems):
+        _id_rules(question, report)
     return report.problems
+
+
+# Words this short ("at", "ir", "l1", "vs") are too common to give an answer away, unless they are
+# a whole text answer by themselves.
+ID_WORD_MIN_LENGTH = 3
+
+
+def _words(text: str) -> list[str]:
+    """Lower-cased runs of letters and digits: 'tvm.relax IR' -> ['tvm', 'relax', 'ir'],
+    'compute_at' -> ['compute', 'at'], a question id -> its hyphen-separated parts."""
+    return re.findall(r"[^\W_]+", text.lower())
+
+
+def _answer_words(question: dict) -> list[tuple[str, str]]:
+    """(word, what it is) for the words that would name a question's answer: the words of every
+    string a text question accepts; a numeric question's whole-number answer; the words of a
+    choice question's correct choices that no wrong choice has. Ordering and code questions have
+    no answer a word could name."""
+    found: dict[str, str] = {}
+    if question["type"] == "text":
+        for answer in accepted_texts(question):
+            words = _words(answer)
+            for word in words:
+                if len(word) >= ID_WORD_MIN_LENGTH or words == [word]:
+                    found.setdefault(word, f"a word of its accepted answer {answer!r}")
+    elif question["type"] == "numeric":
+        answer = question["answer"]
+        if math.isfinite(answer) and float(answer).is_integer():
+            found[str(abs(int(answer)))] = f"its answer {_format_number(answer)}"
+    elif question["type"] in ("single", "multiple"):
+        choices = question["choices"]
+        wrong = {w for c in choices if not c.get("correct") for w in _words(c["text"])}
+        for i, choice in enumerate(choices):
+            if choice.get("correct"):
+                for word in _words(choice["text"]):
+                    if len(word) >= ID_WORD_MIN_LENGTH and word not in wrong:
+                        found.setdefault(word, f"a word of its correct choice {hashing.LETTERS[i]} "
+                                               "that no wrong choice has")
+    return list(found.items())
+
+
+def _id_rules(question: dict, report: _Reporter) -> None:
+    """A warning when a question's id names its answer. Ids are not secret: the website puts them in
+    its pages and a released copy keeps them, next to the question. The id's hyphen-separated
+    words are compared, whole and case-blind, with the words of the answer (_answer_words); a word
+    the prompt shows anyway gives nothing away and is not reported."""
+    id_words = _words(question["id"])
+    shown = set(_words(question["prompt"]))
+    for word, what in _answer_words(question):
+        if word in id_words and word not in shown:
+            report(("id",), f"the id {question['id']!r} contains {word!r}, {what}; ids are shown to students "
+                            "(in the website's pages and the released copy): rename the question after its "
+                            "topic, not its answer", "warning")
+            return
 
 
 def _choice_rules(question: dict, report: _Reporter) -> None:

@@ -46,6 +46,13 @@ def test_each_quiz_is_valid_varied_and_on_topic(path):
 
 
 @pytest.mark.parametrize("path", COURSE_QUIZZES, ids=lambda p: p.stem)
+def test_no_question_id_names_its_answer(path):
+    """Ids are in the website's pages and the released copy; `validate` warns when one names its answer."""
+    named = [str(p) for p in load(path).problems if p.key.endswith(".id")]
+    assert named == []
+
+
+@pytest.mark.parametrize("path", COURSE_QUIZZES, ids=lambda p: p.stem)
 def test_every_wrong_choice_teaches(path):
     quiz, _ = load_instructor(path)
     for question in quiz.questions:

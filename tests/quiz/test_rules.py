@@ -173,3 +173,47 @@ def test_the_correct_choice_longest_in_most_single_choice_questions_is_a_warning
     # One of three is chance; a tie for longest does not count; two questions are too few.
     assert problems(write_file, SAMPLE_QUIZ + _single_longest_correct("more", 2) + _single("again", 3)) == []
     assert problems(write_file, SAMPLE_QUIZ + _single_longest_correct("more", 2)) == []
+
+
+# A question like two-levels' old `relax-name`, whose id named its answer.
+GRAPH_IR_QUESTION = """\
+  - id: {qid}
+    type: text
+    prompt: What is the graph-level IR of TVM 0.27?
+    accept: [Relax]
+    patterns: ["(tvm\\\\.)?relax( ir)?"]
+    feedback: look at the module lesson 1 imports
+    explanation: Relax, after NNVM and Relay
+"""
+
+
+def test_an_id_that_names_a_text_answer_is_a_warning(write_file):
+    text = SAMPLE_QUIZ + GRAPH_IR_QUESTION.format(qid="relax-name")
+    [problem] = problems(write_file, text)
+    assert problem.severity == "warning" and problem.key == "questions[6].id"
+    assert problem.line == line_of(text, "id: relax-name")
+    assert problem.message.startswith("the id 'relax-name' contains 'relax', a word of its accepted answer 'relax';")
+    assert "rename the question after its topic, not its answer" in problem.message
+    # The words of every accepted string count: compute_at's are compute and at (too short).
+    renamed = SAMPLE_QUIZ.replace("  - id: name\n", "  - id: compute-primitive\n")
+    assert [p.key for p in problems(write_file, renamed)] == ["questions[4].id"]
+
+
+def test_a_neutral_id_is_not_reported(write_file):
+    # 'ir' is too short to count and 'tvm' is in the prompt; 'relaxed' is not the word 'relax'.
+    for qid in ("current-graph-ir", "tvm-graph-ir", "relaxed-graph"):
+        assert problems(write_file, SAMPLE_QUIZ + GRAPH_IR_QUESTION.format(qid=qid)) == [], qid
+    # A word the prompt shows adds nothing in the id (a prompt that shows the answer has its own warning).
+    shown = GRAPH_IR_QUESTION.format(qid="relax-version").replace("What is", "Relax came after Relay; what is")
+    assert [p.key for p in problems(write_file, SAMPLE_QUIZ + shown)] == ["questions[6].prompt"]
+
+
+def test_an_id_that_names_a_correct_choice_or_a_whole_number_answer_is_a_warning(write_file):
+    text = SAMPLE_QUIZ.replace("id: pick-many", "id: pick-yes").replace("id: count", "id: count-14")
+    found = problems(write_file, text)
+    assert [(p.key, p.severity) for p in found] == [("questions[1].id", "warning"), ("questions[2].id", "warning")]
+    assert "the id 'pick-yes' contains 'yes', a word of its correct choice a that no wrong choice has;" in found[0].message
+    assert "the id 'count-14' contains '14', its answer 14;" in found[1].message
+    # A word that a wrong choice has too says nothing about which choice is right; 'right' is in the prompt.
+    assert problems(write_file, SAMPLE_QUIZ.replace("id: pick-one", "id: pick-one-wrong")) == []
+    assert problems(write_file, SAMPLE_QUIZ.replace("id: pick-one", "id: pick-right")) == []
