@@ -7,6 +7,7 @@
        as soon as its autograde is done (before its feedback)
     ─► feedback without hidden tests, in the worker
     ─► check that no submission was modified, then a table and a CSV of every submission
+       (flagging for review what a submission changed in the released notebook: tampering.py)
 
 Running it again grades only what is new (or everything with force), updating the same
 gradebook rows: the table and the CSV always cover every submission of the assignment. A
@@ -34,6 +35,7 @@ from .course_dir import CourseError, course_directory, find_course_root, load_co
 from .gradebook_sync import copy_gradebook, merge_submission, sqlite_path, sqlite_url
 from .submissions import fingerprint, find_submissions, graded_directory, needs_grading, recorded_submissions
 from .summary import Row, collect_rows, write_csv
+from .tampering import ReleasedAssignment
 from .workers import Job, JobOutcome, WorkerSetup, run_jobs
 
 
@@ -96,6 +98,7 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
     warnings = warnings + _check_assignment(coursedir, options.assignment, main_url, dict(config.TrustedGrader.get("settings", {})))
     sqlite_path(main_url).chmod(0o600)
     warnings += readable_by_others(root, coursedir, sqlite_path(main_url))
+    warnings += ReleasedAssignment.load(coursedir, options.assignment).warnings  # without a release, no tampering is flagged
     submissions = find_submissions(coursedir, options.assignment)
     if not submissions:
         where = coursedir.format_path(coursedir.submitted_directory, "*", options.assignment)

@@ -2,6 +2,7 @@
 
 Scores come from the gradebook (so a manual score an instructor entered shows); the status and
 speedup of a schedule come from the trusted grader's record in the autograded notebook.
+What a submission changed in the released notebook (tampering.py) flags it for review.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from ..engine.untrusted_text import visible
 from ..nbgrader_ext.plan import METADATA_KEY
 from .submissions import graded_directory
+from .tampering import ReleasedAssignment
 
 
 @dataclass
@@ -28,10 +30,12 @@ class Row:
     needs_manual_grade: bool = False
     review: bool = False
     note: str = ""
+    changes: str = ""  # what the submission changed in the released notebook (tampering.py); flagged for review
 
 
 def collect_rows(coursedir, assignment: str, students: list[str], failures: dict[str, str]) -> list[Row]:
     rows = []
+    released = ReleasedAssignment.load(coursedir, assignment)
     with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
         for student in students:
             row = Row(student)
@@ -49,6 +53,8 @@ def collect_rows(coursedir, assignment: str, students: list[str], failures: dict
                 row.score = float(sum(known)) if known or not row.parts else None
                 row.needs_manual_grade = bool(submission.needs_manual_grade)
             _read_trusted_record(row, graded_directory(coursedir, assignment, student))
+            row.changes = released.changes(Path(coursedir.format_path(coursedir.submitted_directory, student, assignment)))
+            row.review = row.review or bool(row.changes)
             if student in failures:
                 row.status, row.note = "grading-failed", visible(failures[student].strip().splitlines()[0])
             rows.append(row)
@@ -87,7 +93,7 @@ def format_table(rows: list[Row]) -> str:
         score = "-" if row.score is None else f"{row.score:g} / {row.max_score:g}"
         if row.score is not None and any(p is None for p in row.parts.values()):
             score += " + pending"
-        notes = "; ".join(filter(None, ["needs manual grading" if row.needs_manual_grade else "", "flagged for review" if row.review else "", row.note]))
+        notes = "; ".join(filter(None, ["needs manual grading" if row.needs_manual_grade else "", _review_note(row), row.note]))
         lines.append((row.student, score, row.status, "-" if row.speedup is None else f"{row.speedup:.2f}x", notes[:90]))
     widths = [max(len(line[i]) for line in lines) for i in range(4)]
     text = ["  ".join(cell.ljust(width) for cell, width in zip(line[:4], widths)) + "  " + line[4] for line in lines]
@@ -99,13 +105,19 @@ def write_csv(rows: list[Row], path: Path) -> None:
     parts = sorted({name for row in rows for name in row.parts})
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", "score", "max_score", "status", "speedup", *parts, "needs_manual_grade", "review", "note"])
+        writer.writerow(["student", "score", "max_score", "status", "speedup", *parts, "needs_manual_grade", "review", "note", "changes"])
         for row in rows:
             writer.writerow(
                 [row.student, _number(row.score), _number(row.max_score), row.status, _number(row.speedup)]
                 + [_number(row.parts.get(name)) for name in parts]
-                + [int(row.needs_manual_grade), int(row.review), row.note]
+                + [int(row.needs_manual_grade), int(row.review), row.note, row.changes]
             )
+
+
+def _review_note(row: Row) -> str:
+    if not row.review:
+        return ""
+    return f"flagged for review ({row.changes})" if row.changes else "flagged for review"
 
 
 def _number(value) -> str:
