@@ -59,9 +59,25 @@ def grade(args: argparse.Namespace) -> int:
     print(f"grades: {report.csv_path}")
     if report.feedback_dir is not None:
         print(f"feedback (HTML, hidden tests left out): {report.feedback_dir}")
+    _print_similarity_hints(report.course_root, args.assignment)
     for student, why in sorted(report.failures.items()):
         print(f"\n{student}: grading failed:\n{why}", file=sys.stderr)
     return EXIT_SOME_FAILED if report.failures else EXIT_OK
+
+
+def _print_similarity_hints(root, assignment: str) -> None:
+    """The run's last section, when some schedules are the same or nearly (course/similarity.py)."""
+    from ..course.course_dir import course_directory, load_course_config
+    from ..course.similarity import grading_run_section
+
+    try:
+        section = grading_run_section(course_directory(load_course_config(root)), assignment)
+    except Exception as error:  # a hint must not turn a finished run into a failed one
+        print(f"\nsimilarity hints unavailable: {error.__class__.__name__}: {error}", file=sys.stderr)
+        return
+    if section:
+        print()
+        print(section)
 
 
 def bench_grading(args: argparse.Namespace) -> int:
@@ -84,7 +100,9 @@ def register(subparsers) -> None:
             "Autograde the collected submissions of ASSIGNMENT in parallel with nbgrader, scoring the test "
             "cells from a sandboxed re-grade of the answer cells (the student's notebook is not run); write "
             "feedback without hidden test code, a CSV of every submission, and print a table. Submissions "
-            "already graded and unchanged are skipped unless --force."
+            "already graded and unchanged are skipped unless --force. When some schedules are the same or "
+            "nearly, the run ends with a short list of them: a hint where to look, not a verdict (see "
+            "`tvm-course similar`)."
         ),
     )
     run.add_argument("assignment", metavar="ASSIGNMENT")

@@ -25,6 +25,7 @@ from .cpus import default_mcpu
 from .report import Check, Result
 from .runners import check_tracker_reachable
 from .sandbox import Child, ChildOutcome
+from .trace_outline import outline_trace
 from .trace_schema import TraceRejected, validate_trace
 
 # Starting a child costs an interpreter, `import tvm` and building the workload: not the
@@ -84,6 +85,8 @@ def _say_once_what_is_not_enforced() -> None:
 
 
 class _Grading:
+    trace_outline: list[str] | None = None  # set once the trace passes the schema
+
     def __init__(self, problem: Problem, config: GraderConfig):
         self.problem, self.config = problem, config
         self.started = time.monotonic()
@@ -93,6 +96,7 @@ class _Grading:
     def result(self, status: str, *messages: str, **fields) -> Result:
         self.timings["total"] = time.monotonic() - self.started
         fields.setdefault("checks", [])
+        fields.setdefault("trace_outline", self.trace_outline)
         target = self.evaluator.last_message("target") if self.evaluator else None
         fields.setdefault("cpu", target["cpu"] if target and isinstance(target.get("cpu"), str) else self.config.mcpu)
         return Result(
@@ -133,6 +137,7 @@ class _Grading:
                 validate_trace(trace, self.problem.target)
             except TraceRejected as error:
                 return self.result("rejected", str(error), student_output=output)
+            self.trace_outline = outline_trace(trace)
             evaluator.send({"trace": trace})
             outcome = evaluator.wait(
                 self.config.evaluate_timeout_s,

@@ -42,6 +42,9 @@ class Result:
     review: bool = False  # flagged for a human (e.g. an implausible speedup)
     grader_fault: bool = False  # the grader failed, not the submission: regrade rather than score 0
     cpu: str | None = None  # the LLVM CPU the code was compiled for (None: nothing was compiled)
+    # The schedule's trace as a short canonical outline (engine/trace_outline.py), for the
+    # instructor's similarity hints; None where no trace passed the schema.
+    trace_outline: list[str] | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
