@@ -14,6 +14,7 @@ import sys
 COMMAND_MODULES = [
     "autograder.commands.grading",
     "autograder.commands.course",
+    "autograder.commands.variants",
     "autograder.commands.similarity",
     "autograder.commands.quiz",
     "autograder.commands.course_map",

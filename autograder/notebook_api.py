@@ -15,6 +15,7 @@ from typing import Callable
 from .engine.config import GraderConfig
 from .engine.pipeline import grade_source as _grade_source
 from .engine.report import Result
+from .problems.variants import Variant
 
 
 def schedule_source(schedule: Callable | str) -> str:
@@ -30,10 +31,12 @@ def schedule_source(schedule: Callable | str) -> str:
     return source
 
 
-def check(problem: str, schedule: Callable | str, target: str | None = None, **settings) -> Result:
-    """Grade `schedule` on `problem`; keyword settings override GraderConfig fields."""
+def check(problem: str, schedule: Callable | str, target: str | None = None, variant: Variant | None = None,
+          student: str | None = None, **settings) -> Result:
+    """Grade `schedule` on `problem`, on `variant`'s workload (default: the journal's); keyword
+    settings override GraderConfig fields."""
     config = dataclasses.replace(GraderConfig(), **settings)
-    return _grade_source(problem, schedule_source(schedule), config, target)
+    return _grade_source(problem, schedule_source(schedule), config, target, variant=variant, student=student)
 
 
 def grade_source(problem: str, source: str, config: GraderConfig | None = None, target: str | None = None) -> Result:

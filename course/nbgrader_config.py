@@ -14,6 +14,11 @@ What it changes from nbgrader's defaults, and why:
 - Feedback leaves out the code of hidden tests.
 - The released notebooks leave out the grading plan's metadata, which holds the answer key of
   the tile arithmetic (generate_assignment strips it).
+- Every student has their own workload (autograder/problems/variants.py), derived from their
+  student id and the course secret ($TVM_COURSE_SECRET, or the file `variant-secret` beside this
+  one: `tvm-course variants init` creates it; never commit or release it). generate_assignment
+  writes variants.json beside each released notebook for the students in the gradebook, so
+  import the class first (`nbgrader db student import roster.csv`).
 - Grade cells a student deleted are put back, so every grade is recorded.
 """
 import os
@@ -35,6 +40,7 @@ from autograder.nbgrader_ext.preprocessors import (
     SaveTrustedGrades,
     StartTrustedGrading,
     StripInstructorMetadata,
+    WriteVariantsTable,
 )
 
 c = get_config()  # noqa: F821 (nbgrader provides it)
@@ -50,7 +56,9 @@ c.ResilientExecute.responsive_timeout = 10
 c.OverwriteCells.add_missing_cells = True
 
 # nbgrader's own steps, then the answer key and the rest of the grading plan go
-c.GenerateAssignment.preprocessors = [*GenerateAssignment.class_traits()["preprocessors"].default(), StripInstructorMetadata]
+c.GenerateAssignment.preprocessors = [
+    *GenerateAssignment.class_traits()["preprocessors"].default(), StripInstructorMetadata, WriteVariantsTable,
+]
 
 # Running the student's notebook (ResilientExecute) is off: it would run arbitrary student code
 # in a Jupyter kernel as the grading user (root in CI and grading containers), which could

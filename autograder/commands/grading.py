@@ -68,12 +68,29 @@ def grade_schedule(args: argparse.Namespace) -> int:
         print(f"tvm-course grade-schedule: cannot read {args.file}: {error}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        result = grade_source(args.problem, source, config_from(args), args.target)
+        variant = _student_variant(args)
+        result = grade_source(args.problem, source, config_from(args), args.target, variant=variant, student=args.student)
     except (UsageError, ValueError) as error:
         print(f"tvm-course grade-schedule: {error}", file=sys.stderr)
         return EXIT_USAGE
     print(result.to_json() if args.json else result.to_text())
     return EXIT_PASSED if result.passed else EXIT_NOT_PASSED
+
+
+def _student_variant(args: argparse.Namespace):
+    """--student ID: that student's variant, from the course secret; else None (the journal's)."""
+    if args.student is None:
+        return None
+    from ..course.course_dir import CourseError, find_course_root
+    from ..problems.variants import course_secret, variant_for
+
+    root = None  # without a course root here, the secret may still come from the environment
+    try:
+        root = find_course_root(args.course)
+    except CourseError:
+        if args.course:
+            raise
+    return variant_for(args.student, course_secret(root))
 
 
 def demo(args: argparse.Namespace) -> int:
@@ -99,19 +116,40 @@ def bench_grader(args: argparse.Namespace) -> int:
     source = Path(args.file).read_text(encoding="utf-8") if args.file else examples.source(args.example)
     what = args.file or f"autograder/examples/{args.example}.py"
     config = config_from(args)
+    try:
+        workloads = [_workload(text) for text in (args.variants.split(",") if args.variants else ["journal"])]
+    except ValueError as error:
+        print(f"tvm-course bench-grader: {error}", file=sys.stderr)
+        return EXIT_USAGE
     summaries = {}
     for cpu in (args.cpus.split(",") if args.cpus else [config.mcpu]):
         cpu = None if cpu in (None, "", "host") else cpu
-        print(f"Grading {what} on {args.problem} {args.runs} times, compiled for {cpu or 'this host'}:")
-        try:
-            summaries[cpu or "host"] = grader_bench.run(args.problem, source, args.runs, dataclasses.replace(config, mcpu=cpu))
-        except UsageError as error:
-            print(f"tvm-course bench-grader: {error}", file=sys.stderr)
-            return EXIT_USAGE
-        print()
+        for name, variant in workloads:
+            print(f"Grading {what} on {args.problem} ({name}) {args.runs} times, compiled for {cpu or 'this host'}:")
+            try:
+                summaries[f"{cpu or 'host'} {name}" if args.variants else cpu or "host"] = grader_bench.run(
+                    args.problem, source, args.runs, dataclasses.replace(config, mcpu=cpu), variant=variant)
+            except UsageError as error:
+                print(f"tvm-course bench-grader: {error}", file=sys.stderr)
+                return EXIT_USAGE
+            print()
     if len(summaries) > 1:
         print(grader_bench.per_cpu_table(summaries))
     return 0
+
+
+def _workload(text: str):
+    """("HxWxK", its variant) for a workload named on the command line: `journal` or
+    HEIGHTxWIDTHxCHANNELS of one of the students' variants (e.g. 160x256x12)."""
+    from ..problems.variants import JOURNAL, VARIANTS
+
+    if text == "journal":
+        return "journal", JOURNAL
+    sizes = [v for v in VARIANTS if f"{v.height}x{v.width}x{v.out_channels}" == text]
+    if not sizes:
+        raise ValueError(f"--variants: {text!r} is neither 'journal' nor HEIGHTxWIDTHxCHANNELS of a variant "
+                         f"(e.g. {VARIANTS[0].height}x{VARIANTS[0].width}x{VARIANTS[0].out_channels})")
+    return text, sizes[0]
 
 
 def register(subparsers) -> None:
@@ -126,6 +164,9 @@ def register(subparsers) -> None:
     grade.add_argument("--json", action="store_true", help="print one JSON object (the Result)")
     grade.add_argument("--rpc", metavar="HOST:PORT", help="measure on a device behind this TVM RPC tracker")
     grade.add_argument("--key", help="the device key to request from the tracker")
+    grade.add_argument("--student", metavar="ID", help="grade on this student's variant (needs the course secret; "
+                       "default: the journal's workload, 224x224, 16 channels)")
+    grade.add_argument("--course", metavar="DIR", help="the course root whose secret --student uses (default: . or ./course)")
     add_config_arguments(grade)
     grade.set_defaults(handler=grade_schedule)
 
@@ -140,6 +181,8 @@ def register(subparsers) -> None:
     bench.add_argument("--runs", type=int, default=10)
     bench.add_argument("--cpus", metavar="A,B,...", help="run once per LLVM CPU (host for this one), e.g. host,haswell,znver3, "
                        "and end with the speed against the yardstick and its spread for each")
+    bench.add_argument("--variants", metavar="A,B,...", help="grade on these workloads: journal, or HEIGHTxWIDTHxCHANNELS "
+                       "of a student variant (e.g. journal,160x160x8,256x256x24), and end with a table")
     add_config_arguments(bench)
     bench.set_defaults(handler=bench_grader)
 

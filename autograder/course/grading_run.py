@@ -169,8 +169,11 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
 
 def readable_by_others(root: Path, coursedir, gradebook: Path) -> list[str]:
     """Warnings for what other users of this machine could read: the solutions, the quiz keys,
-    the gradebook. (Sandboxed student code cannot read them either way: Landlock.)"""
-    places = [Path(coursedir.format_path(coursedir.source_directory, ".", ".")), root.parent / "quizzes", gradebook]
+    the gradebook, the variants' secret. (Sandboxed student code cannot read them either way: Landlock.)"""
+    from ..problems.variants import SECRET_FILE
+
+    places = [Path(coursedir.format_path(coursedir.source_directory, ".", ".")), root.parent / "quizzes", gradebook,
+              root / SECRET_FILE]
     warnings = []
     for place in places:
         if not place.exists():
@@ -204,6 +207,12 @@ def _check_assignment(coursedir, assignment: str, main_url: str, settings: dict)
             raise CourseError(f"--mcpu: {error}") from None
     if settings.get("rpc_tracker"):
         _check_tracker(settings["rpc_tracker"], settings.get("rpc_key"))
+    from ..problems.variants import VariantError, course_secret
+
+    try:  # every student is graded on their own variant, derived from it
+        course_secret(coursedir.root)
+    except VariantError as error:
+        raise CourseError(f"refusing to grade: {error}") from None
     release_first = f"release it first (`nbgrader generate_assignment {assignment}` in {coursedir.root})"
     if not sqlite_path(main_url).exists():  # opening a gradebook would create an empty one
         raise CourseError(f"there is no gradebook at {sqlite_path(main_url)}: {release_first}")

@@ -10,29 +10,41 @@ import shutil
 from pathlib import Path
 
 from .course_dir import CONFIG_FILE, CourseError, course_directory, load_course_config
+from ..problems.variants import create_secret
 from .samples import Sample, load_samples, submit
 
 GENERATED = ("release", "submitted", "autograded", "feedback", "gradebook.db", "*.csv", "*.log", ".nbgrader.log", "__pycache__")
+# Not copied either: a scratch course gets a secret of its own, and with it variants of its own.
+PRIVATE = ("variant-secret",)
 # The course in this repository: autograder/course/ -> repository root -> course/
 BUNDLED_COURSE = Path(__file__).resolve().parents[2] / "course"
 
 
 def copy_course(source: Path, destination: Path) -> Path:
-    """Copy a course root without its generated output; `destination` is replaced."""
+    """Copy a course root without its generated output or its secret (the copy gets a new one);
+    `destination` is replaced."""
     if not (Path(source) / CONFIG_FILE).is_file():
         raise CourseError(f"{source} is not a course root (no {CONFIG_FILE})")
     if destination.exists():
         shutil.rmtree(destination)
-    shutil.copytree(source, destination, ignore=shutil.ignore_patterns(*GENERATED))
+    shutil.copytree(source, destination, ignore=shutil.ignore_patterns(*GENERATED, *PRIVATE))
+    create_secret(destination)
     return destination
 
 
-def release_assignment(root: Path, assignment: str) -> Path:
-    """`nbgrader generate_assignment ASSIGNMENT --force`, through nbgrader's API."""
+def release_assignment(root: Path, assignment: str, students: list[str] | None = None) -> Path:
+    """`nbgrader generate_assignment ASSIGNMENT --force`, through nbgrader's API, after enrolling
+    `students` (default: the assignment's samples) so that variants.json lists theirs."""
+    from nbgrader.api import Gradebook
     from nbgrader.apps.api import NbGraderAPI
 
     config = load_course_config(root)
     coursedir = course_directory(config)
+    if students is None:
+        students = [s.student for s in load_samples(root, assignment)] if (Path(root) / "samples" / assignment).is_dir() else []
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
+        for student in students:
+            gradebook.update_or_create_student(student)
     outcome = NbGraderAPI(coursedir=coursedir, config=config).generate_assignment(assignment, force=True, create=True)
     if not outcome.get("success"):
         raise CourseError(f"releasing {assignment} failed:\n{(outcome.get('error') or outcome.get('log') or '')[-2000:]}")

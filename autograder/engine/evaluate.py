@@ -1,6 +1,6 @@
 """Child process: the trusted half of grading. Replays a validated trace, checks, compiles, runs, times.
 
-Usage (by the grader only): python -m autograder.engine.evaluate FD PROBLEM, then two JSON lines on
+Usage (by the grader only): python -m autograder.engine.evaluate FD PROBLEM SHAPE (ConvShape.to_spec), then two JSON lines on
 stdin: the GraderConfig, then {"trace": ...} (nothing private on the command line, which any
 process can read). It prepares (imports TVM, builds the workload, compiles the
 baseline) before the trace arrives, so that work overlaps with the student's code running.
@@ -19,7 +19,7 @@ import traceback
 import numpy as np
 
 from ..problems import Problem, get_problem
-from ..problems.workload import random_inputs
+from ..problems.workload import ConvShape, random_inputs
 from .config import GraderConfig
 from . import library_cache, peak
 from .cpus import UnknownCPU, cpu_name, cpu_target
@@ -109,7 +109,7 @@ class Evaluation:
             self.baseline, self.yardstick = builders["baseline"](), builders["yardstick"]()
         else:
             for name, build in builders.items():
-                cached = library_cache.library(problem.name, self.target, name, build)
+                cached = library_cache.library(f"{problem.name}@{problem.shape.to_spec()}", self.target, name, build)
                 runner.put(name, build() if cached is None else cached)
         self.deadline = None
 
@@ -298,7 +298,7 @@ def main(argv: list[str]) -> None:
 
     make_undumpable()  # before anything: the student's code may be running beside us
     send = open_channel(argv[0])
-    problem = get_problem(argv[1])
+    problem = get_problem(argv[1]).with_shape(ConvShape.from_spec(argv[2]))
     config = GraderConfig(**json.loads(sys.stdin.readline()))
     timer = Timer(send)
     timer.stage("prepare")

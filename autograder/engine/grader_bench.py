@@ -17,11 +17,11 @@ GOAL_SECONDS_PER_SUBMISSION = 5.0
 GOAL_SPEEDUP_CV = 0.05
 
 
-def run(problem: str, source: str, runs: int, config: GraderConfig, out=print) -> dict:
+def run(problem: str, source: str, runs: int, config: GraderConfig, out=print, variant=None) -> dict:
     results = []
     for index in range(runs):
         started = time.perf_counter()
-        result = grade_source(problem, source, config)
+        result = grade_source(problem, source, config, variant=variant)
         results.append(result)
         spread = result.yardstick_spread or {}
         out(f"  grading {index + 1:2d}/{runs}: {result.status:9s} score {result.score:.2f}  "
@@ -61,8 +61,8 @@ def run(problem: str, source: str, runs: int, config: GraderConfig, out=print) -
 
 
 def per_cpu_table(summaries: dict[str, dict]) -> str:
-    """One line per CPU: the speed against the yardstick, its spread, and the credit it earns."""
-    lines = ["cpu             vs yardstick  [min-max]        cv between gradings  scores"]
+    """One line per CPU (and workload): the speed against the yardstick, its spread, and the credit it earns."""
+    lines = ["cpu / workload  vs yardstick  [min-max]        cv between gradings  scores"]
     for cpu, summary in summaries.items():
         if "yardstick_median" not in summary:
             lines.append(f"{cpu:15s} (not timed)")

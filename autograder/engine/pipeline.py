@@ -19,6 +19,7 @@ import sys
 import time
 
 from ..problems import Problem, get_problem
+from ..problems.variants import JOURNAL, Variant
 from .config import GraderConfig
 from .confine import available
 from .cpus import default_mcpu
@@ -47,7 +48,10 @@ class UsageError(ValueError):
     """Bad arguments (an unknown problem, a target the problem is not for): exit code 2."""
 
 
-def grade_source(problem_name: str, source: str, config: GraderConfig | None = None, target: str | None = None) -> Result:
+def grade_source(problem_name: str, source: str, config: GraderConfig | None = None, target: str | None = None,
+                 *, variant: Variant | None = None, student: str | None = None) -> Result:
+    """Grade `source` on `variant`'s workload (the journal's when None); `student`, whose
+    variant it is, is recorded in the Result beside the shape."""
     config = config or GraderConfig()
     try:
         problem = get_problem(problem_name)
@@ -67,7 +71,8 @@ def grade_source(problem_name: str, source: str, config: GraderConfig | None = N
     if config.mcpu is None and default_mcpu():
         config = dataclasses.replace(config, mcpu=default_mcpu())
     _say_once_what_is_not_enforced()
-    return _Grading(problem, config).run(source)
+    variant = variant or JOURNAL
+    return _Grading(problem.with_shape(variant.shape), config, {"student": student, **variant.to_dict()}).run(source)
 
 
 _told = False
@@ -87,8 +92,8 @@ def _say_once_what_is_not_enforced() -> None:
 class _Grading:
     trace_outline: list[str] | None = None  # set once the trace passes the schema
 
-    def __init__(self, problem: Problem, config: GraderConfig):
-        self.problem, self.config = problem, config
+    def __init__(self, problem: Problem, config: GraderConfig, variant: dict):
+        self.problem, self.config, self.variant = problem, config, variant
         self.started = time.monotonic()
         self.timings: dict[str, float] = {}
         self.evaluator: Child | None = None
@@ -106,6 +111,7 @@ class _Grading:
             messages=[m for m in messages if m],
             timings=self.timings,
             seed=self.config.seed,
+            variant=self.variant,
             **fields,
         )
 
@@ -115,7 +121,7 @@ class _Grading:
             return self.result("error", syntax)
         evaluator = self.evaluator = Child(
             "autograder.engine.evaluate",
-            [self.problem.name],
+            [self.problem.name, self.problem.shape.to_spec()],
             env={"TVM_NUM_THREADS": str(self.config.threads), "OMP_NUM_THREADS": "1"},
         ).start()
         try:
@@ -154,7 +160,7 @@ class _Grading:
         """The trace and printed output of the student's code, or a Result saying what went wrong."""
         child = Child(
             "autograder.engine.student_runner",
-            [self.problem.name, str(self.config.student_memory_mb)],
+            [self.problem.name, self.problem.shape.to_spec(), str(self.config.student_memory_mb)],
             output_limit=self.config.output_tail_chars,
             env={"TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
             untrusted=True,

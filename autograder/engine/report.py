@@ -45,6 +45,8 @@ class Result:
     # The schedule's trace as a short canonical outline (engine/trace_outline.py), for the
     # instructor's similarity hints; None where no trace passed the schema.
     trace_outline: list[str] | None = None
+    # The workload graded: whose variant (student id, or None) and its sizes (problems/variants.py).
+    variant: dict | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -77,6 +79,8 @@ class Result:
         lines = [
             f"{self.problem} ({self.target}): {self.status.upper()}  score {self.score:.2f}",
         ]
+        if self.variant and self.variant.get("student"):
+            lines.append(f"  workload: the variant of {visible(str(self.variant['student']))}: {_shape_text(self.variant)}")
         if self.speedup is not None:
             spread = ""
             if self.speedup_spread:
@@ -108,6 +112,9 @@ class Result:
             for c in self.checks
         )
         speed = f"<p>Speedup over the baseline: <b>{self.speedup:.2f}x</b></p>" if self.speedup is not None else ""
+        if self.variant and self.variant.get("student"):
+            speed = (f"<p>Workload: the variant of {html.escape(visible(str(self.variant['student'])))}: "
+                     f"{html.escape(_shape_text(self.variant))}</p>") + speed
         notes = "".join(f"<li>{html.escape(m)}</li>" for m in self.messages)
         output = (
             f"<details><summary>Your code printed</summary><pre>{html.escape(self.student_output)}</pre></details>"
@@ -119,3 +126,13 @@ class Result:
             f"({html.escape(self.target)}), score <b>{self.score:.2f}</b></p>{speed}"
             f"<table>{rows}</table><ul>{notes}</ul>{output}</div>"
         )
+
+
+def _shape_text(variant: dict) -> str:
+    sizes = {k: v for k, v in variant.items() if k != "student"}
+    try:
+        from ..problems.variants import Variant
+
+        return Variant.from_dict(sizes).describe().split(";")[0]
+    except ValueError:
+        return ", ".join(f"{k} {v}" for k, v in sizes.items())

@@ -1,6 +1,6 @@
 """Child process: run a student's `schedule(sch)` on a fresh workload and send back its trace.
 
-Usage (by the grader only): python -m autograder.engine.student_runner FD PROBLEM MEMORY_MB, in a
+Usage (by the grader only): python -m autograder.engine.student_runner FD PROBLEM SHAPE MEMORY_MB, in a
 directory holding the submission as submission.py.
 
 Everything the student's code can touch lives in this process and dies with it: patching
@@ -70,7 +70,7 @@ def main(argv: list[str]) -> None:
     from .sandbox import limit_memory, open_channel
 
     send = open_channel(argv[0])
-    problem_name, memory_mb = argv[1], int(argv[2])
+    problem_name, shape_spec, memory_mb = argv[1], argv[2], int(argv[3])
     with open(SUBMISSION, encoding="utf-8") as handle:
         source = handle.read()
     os.unlink(SUBMISSION)  # the student's code has no business reading the file back
@@ -78,9 +78,10 @@ def main(argv: list[str]) -> None:
     from tvm import s_tir
 
     from ..problems import get_problem
+    from ..problems.workload import ConvShape
     from .replay import trace_to_json
 
-    schedule = s_tir.Schedule(get_problem(problem_name).workload())
+    schedule = s_tir.Schedule(get_problem(problem_name).with_shape(ConvShape.from_spec(shape_spec)).workload())
     for name in PREIMPORTED:
         importlib.import_module(name)
     limit_memory(memory_mb)

@@ -35,13 +35,27 @@ class GradedOutsideTheKernel:
         )
 
 
-def self_check(problem: str, schedule: Callable | str, **settings):
-    """Grade `schedule` the way the instructor will (with fresh random inputs and timing)."""
+def my_variant():
+    """This student's own workload: their id ($TVM_COURSE_STUDENT, or the JupyterHub user) looked
+    up in the variants.json released with the assignment. A clear error says what is missing."""
+    from ..problems.variants import JOURNAL, student_variant
+
+    if autograding():  # the instructor's grader derives each student's variant itself
+        return JOURNAL
+    student, variant = student_variant()
+    print(f"Student {student}: {variant.describe()}.")
+    return variant
+
+
+def self_check(problem: str, schedule: Callable | str, variant=None, **settings):
+    """Grade `schedule` on `variant` (your own workload) the way the instructor will (with fresh
+    random inputs and timing)."""
     if autograding():
         return GradedOutsideTheKernel(problem)
     from ..notebook_api import check
+    from ..problems.variants import current_student
 
-    return check(problem, schedule, **settings)
+    return check(problem, schedule, variant=variant, student=current_student() if variant is not None else None, **settings)
 
 
 def points(result, part: str, out_of: float) -> float:
@@ -82,11 +96,13 @@ def question_points(question_set: str, namespace: Mapping[str, object], out_of: 
     return 0.0
 
 
-def show_workload(problem: str) -> None:
-    """Print the TensorIR function a problem's schedule works on (its blocks and loops)."""
+def show_workload(problem: str, variant=None) -> None:
+    """Print the TensorIR function a problem's schedule works on (its blocks and loops), on
+    `variant`'s shapes (default: the journal's)."""
     if autograding():
         print("(not printed while the instructor grades)")
         return
     from ..problems import get_problem
 
-    print(get_problem(problem).workload().script())
+    found = get_problem(problem)
+    print((found.with_shape(variant.shape) if variant is not None else found).workload().script())

@@ -5,7 +5,8 @@ Cells of a source notebook carry a `tvm_course` entry in their metadata:
     answer cell (an nbgrader solution cell):
         {"answer": "schedule", "problem": "tile-fused-conv"}     graded by the schedule pipeline
         {"answer": "questions", "questions": "cpu-tile-arithmetic",  read and marked, never run,
-         "key": {NAME: {"expected": NUMBER, "explanation": TEXT}}}  against this answer key
+         "key": {NAME: {"explanation": TEXT}}}       against what the cell's solution computes
+                                                     for the student's variant
     test cell (an nbgrader grade cell):
         {"scores": "<answer cell's grade_id>", "part": "correctness" | "fusion" | "speed"}
         {"scores": "<answer cell's grade_id>"}                     (a question set: all of it)
@@ -15,8 +16,8 @@ Cells of a source notebook carry a `tvm_course` entry in their metadata:
 The plan is read from the course's source notebook, never from the submission, so a student
 who edits their notebook's metadata changes nothing about how it is graded. None of this
 metadata is released: course/nbgrader_config.py has `nbgrader generate_assignment` strip it
-(StripInstructorMetadata), since the answer key is in it. A key must agree with the values the
-source notebook's solution cell computes.
+(StripInstructorMetadata), since the answer key is in it. The solution cell must compute
+every answer of its key for every variant (problems/variants.py): the plan checks them all.
 """
 from __future__ import annotations
 
@@ -25,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..problems import PROBLEMS
+from ..problems.variants import JOURNAL, VARIANTS, Variant
 from .credit import PARTS
-from .questions import QUESTION_SETS, AnswerKeyError, KeyedQuestion, answer_key
-from .safe_arithmetic import read_assignments
+from .questions import QUESTION_SETS, AnswerKeyError, Explained, KeyedQuestion, answer_key, keyed_for
 
 METADATA_KEY = "tvm_course"
 
@@ -41,7 +42,12 @@ class Answer:
     grade_id: str
     kind: str  # "schedule" or "questions"
     name: str  # the problem, or the question set
-    key: tuple[KeyedQuestion, ...] = field(default=(), repr=False)  # a question set's answers (instructor-only)
+    key: tuple[Explained, ...] = field(default=(), repr=False)  # a question set's explanations (instructor-only)
+    solution: str = field(default="", repr=False)  # the source notebook's solution cell: computes the answers
+
+    def key_for(self, variant: Variant) -> tuple[KeyedQuestion, ...]:
+        """A question set's right answers for one student's variant."""
+        return keyed_for(self.key, self.solution, variant.constants())
 
 
 @dataclass(frozen=True)
@@ -102,8 +108,9 @@ def _answer(entry: dict, grade_id: str, nbgrader: dict, where: str, cell: dict) 
             key = answer_key(entry["questions"], entry.get("key"))
         except AnswerKeyError as error:
             raise PlanError(f"{where}: {error}") from None
-        _check_key_against_solution(key, _source(cell), where)
-        return Answer(grade_id, kind, entry["questions"], key)
+        answer = Answer(grade_id, kind, entry["questions"], key, _source(cell))
+        _check_solution_answers_every_variant(answer, where)
+        return answer
     raise PlanError(f"{where}: an answer is 'schedule' or 'questions', not {kind!r}")
 
 
@@ -112,13 +119,12 @@ def _source(cell: dict) -> str:
     return "".join(source) if isinstance(source, list) else source
 
 
-def _check_key_against_solution(key: tuple[KeyedQuestion, ...], solution: str, where: str) -> None:
-    computed = read_assignments(solution).values
-    for question in key:
-        value = computed.get(question.name)
-        if value is None or abs(value - question.expected) > 1e-9 * max(1.0, abs(question.expected)):
-            says = "does not assign it" if value is None else f"computes {value!r}"
-            raise PlanError(f"{where}: the answer key says {question.name} = {question.expected!r}, but the solution cell {says}")
+def _check_solution_answers_every_variant(answer: Answer, where: str) -> None:
+    for variant in (JOURNAL, *VARIANTS):
+        try:
+            answer.key_for(variant)
+        except AnswerKeyError as error:
+            raise PlanError(f"{where}: {error}") from None
 
 
 def _check_references(plan: GradingPlan) -> None:

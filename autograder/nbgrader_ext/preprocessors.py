@@ -16,10 +16,11 @@ Test cells the plan does not name keep nbgrader's usual scoring from their outpu
 notebook was run; when it was not (the default), they are left for manual grading, since an
 empty output would otherwise earn full marks.
 
-And one for `nbgrader generate_assignment`:
+And two for `nbgrader generate_assignment`:
 
     StripInstructorMetadata  removes the grading plan's `tvm_course` metadata (with the tile
                              arithmetic's answer key) from the released notebook
+    WriteVariantsTable       writes the students' variants (their own shapes) beside it
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ from traitlets import Bool, Dict, Float
 from traitlets.config import Configurable
 
 from ..engine.config import GraderConfig
+from ..problems.variants import TABLE_FILE, VariantError, check_student_id, course_secret, variant_for, write_table
 from .plan import METADATA_KEY, GradingPlan, PlanError, load_plan
 from .trusted import TrustedGrading, TrustedVerdicts
 
@@ -91,8 +93,40 @@ def start_grading(preprocessor, nb, resources) -> TrustedGrading | None:
     if not plan:
         return None
     config = TrustedGrader(parent=preprocessor).grader_config()
-    preprocessor.log.info("Trusted grading of %s started (answers: %s)", resources["nbgrader"]["student"], ", ".join(plan.answers))
-    return TrustedGrading(plan, config).start(nb)
+    student = resources["nbgrader"]["student"]
+    # The student's own workload, derived again from the secret: never read from the submission.
+    variant = variant_for(student, course_secret(_coursedir(preprocessor).root))
+    preprocessor.log.info("Trusted grading of %s started (answers: %s; variant: %s)", student, ", ".join(plan.answers), variant)
+    return TrustedGrading(plan, config, variant, student).start(nb)
+
+
+class WriteVariantsTable(NbGraderPreprocessor):
+    """At release (`nbgrader generate_assignment`): writes variants.json beside the released
+    notebook, the variant of every student in the gradebook under a digest of their id
+    (problems/variants.py), so a student's notebook can show their own shapes. Needs the course
+    secret; students added later need the assignment generated and released again."""
+
+    def preprocess(self, nb, resources):
+        from nbgrader.api import Gradebook
+
+        coursedir = _coursedir(self)
+        assignment = resources["nbgrader"]["assignment"]
+        secret = course_secret(coursedir.root)
+        with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
+            students = [s.id for s in gradebook.students]
+        for student in list(students):
+            try:
+                check_student_id(student)
+            except VariantError as error:
+                students.remove(student)
+                self.log.warning("No variant for a student in the gradebook: %s", error)
+        if not students:
+            self.log.warning("No students in the gradebook: %s lists no variants (add the class with `nbgrader db student "
+                             "import`, then generate the assignment again)", TABLE_FILE)
+        release = coursedir.format_path(coursedir.release_directory, ".", assignment)
+        os.makedirs(release, exist_ok=True)
+        write_table(os.path.join(release, TABLE_FILE), students, secret)
+        return nb, resources
 
 
 class StripInstructorMetadata(NbGraderPreprocessor):

@@ -2,16 +2,19 @@
 
 A question set names the variables a student assigns in an answer cell; that much is public
 (the visible check in the notebook looks for them). The right values are not here: this
-package is installed on the students' machines, so anything in it is theirs to read. The
-answer key is instructor-only data, in the `tvm_course` metadata of the answer cell of the
-course's *source* notebook (read with the grading plan, see plan.py), which
-`nbgrader generate_assignment` does not release (course/nbgrader_config.py strips it):
+package is installed on the students' machines, so anything in it is theirs to read. Every
+student has their own variant (problems/variants.py), so the right values are computed for
+each: by the solution cell of the course's *source* notebook, read as arithmetic on the
+variant's constants (HEIGHT, WIDTH, OUT_CHANNELS, TILE_ROWS, ...). The explanations are in the
+`tvm_course` metadata of that cell (read with the grading plan, see plan.py); neither is
+released (`nbgrader generate_assignment` clears the solution and course/nbgrader_config.py
+strips the metadata):
 
     {"answer": "questions", "questions": "cpu-tile-arithmetic",
-     "key": {"TILE_BYTES": {"expected": NUMBER, "explanation": "how the number comes about"}, ...}}
+     "key": {"TILE_BYTES": {"explanation": "one {TILE_ROWS}x{TILE_COLS} tile of float32: ..."}, ...}}
 
-The plan checks the key against the source notebook's solution cell, and the course tests
-check it against the problem's shape, so the three cannot drift apart.
+An explanation may name the variant's constants in braces; feedback shows the student's own
+numbers there.
 """
 from __future__ import annotations
 
@@ -29,6 +32,14 @@ QUESTION_SETS: dict[str, tuple[str, ...]] = {
 @dataclass(frozen=True)
 class Question:
     name: str  # the variable the answer cell assigns
+
+
+@dataclass(frozen=True)
+class Explained:
+    """A question of the answer key: how its answer comes about, in terms of the variant."""
+
+    name: str
+    explanation: str  # may name the variant's constants: {HEIGHT}, {TILE_ROWS}, ...
 
 
 @dataclass(frozen=True)
@@ -59,22 +70,41 @@ def get_question_set(name: str) -> tuple[Question, ...]:
         raise KeyError(f"unknown question set {name!r}; known: {', '.join(QUESTION_SETS)}") from None
 
 
-def answer_key(set_name: str, key: object) -> tuple[KeyedQuestion, ...]:
-    """The questions of `set_name` with their answers, from the source notebook's `key` entry."""
+def answer_key(set_name: str, key: object) -> tuple[Explained, ...]:
+    """The questions of `set_name` with their explanations, from the source notebook's `key` entry."""
     names = [q.name for q in get_question_set(set_name)]
     if not isinstance(key, Mapping):
-        raise AnswerKeyError(f"question set {set_name!r} needs an answer key: 'key': {{NAME: {{'expected': number, 'explanation': text}}}}")
+        raise AnswerKeyError(f"question set {set_name!r} needs an answer key: 'key': {{NAME: {{'explanation': text}}}}")
     if set(key) != set(names):
         missing, extra = sorted(set(names) - set(key)), sorted(set(key) - set(names))
         raise AnswerKeyError(f"the answer key of {set_name!r} must answer exactly {', '.join(names)} (missing: {missing}, not in the set: {extra})")
-    keyed = []
+    explained = []
     for name in names:
         entry = key[name]
-        expected = entry.get("expected") if isinstance(entry, Mapping) else None
         explanation = entry.get("explanation") if isinstance(entry, Mapping) else None
-        if not _is_number(expected) or not isinstance(explanation, str) or not explanation.strip():
-            raise AnswerKeyError(f"the answer key's {name} must be {{'expected': a number, 'explanation': text}}, not {entry!r}")
-        keyed.append(KeyedQuestion(name, expected, explanation))
+        if not isinstance(entry, Mapping) or set(entry) != {"explanation"} or not isinstance(explanation, str) or not explanation.strip():
+            raise AnswerKeyError(f"the answer key's {name} must be {{'explanation': text}} (the value comes from the solution cell), not {entry!r}")
+        explained.append(Explained(name, explanation))
+    return tuple(explained)
+
+
+def keyed_for(key: Sequence[Explained], solution: str, constants: Mapping[str, int]) -> tuple[KeyedQuestion, ...]:
+    """The key's questions with their right values for one variant: what the solution cell
+    computes from the variant's `constants`, explained in the variant's own numbers."""
+    from .safe_arithmetic import read_assignments
+
+    read = read_assignments(solution, dict(constants))
+    keyed = []
+    for question in key:
+        expected = read.values.get(question.name)
+        if expected is None:
+            why = read.problems.get(question.name) or "it does not assign it"
+            raise AnswerKeyError(f"the solution cell cannot give {question.name} for {dict(constants)}: {why}")
+        try:
+            explanation = question.explanation.format_map(dict(constants))
+        except (KeyError, ValueError, IndexError) as error:
+            raise AnswerKeyError(f"the explanation of {question.name} names {error} in braces, which is not one of {', '.join(constants)}") from None
+        keyed.append(KeyedQuestion(question.name, expected, explanation))
     return tuple(keyed)
 
 

@@ -1,7 +1,8 @@
 """Reading a student's numeric answers without running their code.
 
 An answer cell such as `TILE_BYTES = 16 * 16 * 4` is parsed, never executed: assignments of
-arithmetic on numbers (and on names assigned earlier in the same cell) are evaluated by the
+arithmetic on numbers (on names assigned earlier in the same cell, and on the constants the
+grader supplies, such as a student's variant's HEIGHT) are evaluated by the
 small interpreter below, which knows numbers, + - * / // % **, parentheses and a few pure
 functions (ceil, floor, int, round, abs, min, max). Anything else is reported back with the
 reason, not run. That is what lets the instructor's grader score a question outside the
@@ -50,9 +51,11 @@ class ReadAnswers:
     notes: list[str] = field(default_factory=list)  # things about the cell as a whole
 
 
-def read_assignments(source: str) -> ReadAnswers:
-    """The numbers a cell assigns to plain names, read the way Python would run the cell."""
+def read_assignments(source: str, constants: dict[str, int] | None = None) -> ReadAnswers:
+    """The numbers a cell assigns to plain names, read the way Python would run the cell after
+    `constants` were assigned (they are not part of the answers)."""
     found = ReadAnswers()
+    known = dict(constants or {})
     if len(source) > MAX_SOURCE_CHARS:
         found.notes.append(f"the cell is too long to read ({len(source)} characters; at most {MAX_SOURCE_CHARS})")
         return found
@@ -72,18 +75,25 @@ def read_assignments(source: str) -> ReadAnswers:
         if target is None:
             continue  # prints, imports, comments: not part of an answer
         try:
-            found.values[target] = _evaluate(value, found.values)
+            found.values[target] = known[target] = _evaluate(value, known)
             found.problems.pop(target, None)
         except Unreadable as error:
-            found.values.pop(target, None)
+            _forget(found, known, target)
             found.problems[target] = f"line {statement.lineno}: {error}"
         except RecursionError:
-            found.values.pop(target, None)
+            _forget(found, known, target)
             found.problems[target] = f"line {statement.lineno}: the expression is nested too deeply to read"
         except (ArithmeticError, ValueError, TypeError) as error:  # a case the checks above missed: still an answer
-            found.values.pop(target, None)
+            _forget(found, known, target)
             found.problems[target] = f"line {statement.lineno}: cannot be computed ({error.__class__.__name__})"
     return found
+
+
+def _forget(found: ReadAnswers, known: dict, name: str) -> None:
+    """An assignment that cannot be read leaves the name unassigned (as Python would not have
+    got past it), constants included."""
+    found.values.pop(name, None)
+    known.pop(name, None)
 
 
 def _assignment(statement: ast.stmt, known: dict[str, float]):

@@ -2,7 +2,9 @@
 
 The answer cells' source is taken from the submission (after nbgrader has restored the
 locked cells), graded by the sandboxed schedule pipeline or read as arithmetic, and turned
-into a score and an explanation for every test cell the plan names. By default no kernel
+into a score and an explanation for every test cell the plan names, on the student's own
+variant (problems/variants.py): their schedule runs on their workload, their arithmetic is
+marked against their numbers. By default no kernel
 runs the notebook at all; a course that opts in (TrustedGrader.execute_student_notebooks) has
 the student's kernel run it at the same time, for the feedback's sake, and nothing it does
 reaches these scores. Schedule gradings run in threads (each is two child processes), so they
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 
 from ..engine.config import GraderConfig
 from ..problems import get_problem
+from ..problems.variants import JOURNAL, Variant
 from ..engine.report import Result
 from .credit import score_part
 from .plan import Answer, GradingPlan
@@ -56,8 +59,8 @@ def answer_sources(notebook, plan: GradingPlan) -> dict[str, str | None]:
 
 
 class TrustedGrading:
-    def __init__(self, plan: GradingPlan, config: GraderConfig):
-        self.plan, self.config = plan, config
+    def __init__(self, plan: GradingPlan, config: GraderConfig, variant: Variant = JOURNAL, student: str | None = None):
+        self.plan, self.config, self.variant, self.student = plan, config, variant, student
         self._pool: ThreadPoolExecutor | None = None
         self._pending: dict[str, Future] = {}
         self.verdicts = TrustedVerdicts()
@@ -75,13 +78,13 @@ class TrustedGrading:
                 else:
                     self._pending[answer.grade_id] = self._pool.submit(self._grade_schedule, answer, source)
             else:
-                self.verdicts.questions[answer.grade_id] = _mark_questions(answer, source)
+                self.verdicts.questions[answer.grade_id] = _mark_questions(answer, source, self.variant)
         return self
 
     def _grade_schedule(self, answer: Answer, source: str) -> Result:
         from ..engine.pipeline import grade_source
 
-        return grade_source(answer.name, source, self.config)
+        return grade_source(answer.name, source, self.config, variant=self.variant, student=self.student)
 
     def finish(self) -> TrustedVerdicts:
         """Wait for the schedule gradings and score every test cell of the plan."""
@@ -112,12 +115,12 @@ def _missing_result(answer: Answer) -> Result:
     )
 
 
-def _mark_questions(answer: Answer, source: str | None) -> dict:
+def _mark_questions(answer: Answer, source: str | None, variant: Variant) -> dict:
     if source is None:
         fraction, verdicts, notes = 0.0, [], [f"the answer cell '{answer.grade_id}' is missing from the submission"]
     else:
-        read = read_assignments(source)
-        fraction, verdicts = mark_answers(answer.key, read.values, read.problems)
+        read = read_assignments(source, variant.constants())
+        fraction, verdicts = mark_answers(answer.key_for(variant), read.values, read.problems)
         notes = read.notes
     return {
         "fraction": round(fraction, 4),

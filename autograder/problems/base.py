@@ -1,6 +1,7 @@
 """What every problem declares: its workload, target, credit weights and speed bands."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from .workload import ConvShape
@@ -45,6 +46,10 @@ class Problem:
     atol: float = 1e-4
     # A speedup above this is flagged for a human to look at.
     implausible_speedup: float = 50.0
+
+    def with_shape(self, shape: ConvShape) -> "Problem":
+        """This problem on another workload shape (a student's variant)."""
+        return dataclasses.replace(self, shape=shape)
 
     def speed_credit(self, speedup: float | None) -> float:
         """The fraction of speed points a speed relative to the yardstick earns (0 when not measured)."""

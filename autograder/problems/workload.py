@@ -5,7 +5,8 @@ TVM is imported inside the functions so that code which only needs a problem's m
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
@@ -47,6 +48,20 @@ class ConvShape:
         out_h = self.height + 2 * self.padding - self.kernel + 1
         out_w = self.width + 2 * self.padding - self.kernel + 1
         return (self.batch, self.out_channels, out_h, out_w)
+
+    def to_spec(self) -> str:
+        """The shape as one command-line argument (how the grader tells its children)."""
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_spec(cls, spec: str) -> "ConvShape":
+        values = json.loads(spec)
+        names = {f.name for f in fields(cls)}
+        if not isinstance(values, dict) or set(values) != names or not all(type(v) is int for v in values.values()):
+            raise ValueError(f"not a ConvShape: {spec[:200]}")
+        if min(v for k, v in values.items() if k != "padding") < 1 or values["padding"] < 0:
+            raise ValueError(f"not a ConvShape (sizes must be positive): {spec[:200]}")
+        return cls(**values)
 
 
 def relax_model(shape: ConvShape = ConvShape()):

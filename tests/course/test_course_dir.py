@@ -114,6 +114,6 @@ def test_fingerprints_change_with_any_file(tmp_path):
 
 def test_sample_mismatches_name_the_cell_and_the_status():
     ben = next(s for s in load_samples(COURSE, "tiling") if s.student == "ben")
-    right = {"correctness": 4.0, "fusion": 3.0, "speed": 0.0, "tile-arithmetic-marks": 4.0}
+    right = {"correctness": 4.0, "fusion": 3.0, "speed": 0.0, "tile-arithmetic-marks": 0.0}
     assert ben.mismatches(right, "passed") == []
     assert ben.mismatches(dict(right, speed=1.0), "failed") == ["speed got 1.0, expected 0.0", "status failed, expected passed"]

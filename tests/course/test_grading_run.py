@@ -8,7 +8,9 @@ config runs no student notebook (test_resilient_execute.py grades with that swit
 from __future__ import annotations
 
 import io
+import json
 import secrets
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -27,6 +29,7 @@ from autograder.course.grading_run import GradingOptions, grade_assignment
 from autograder.course.samples import Sample, submit
 from autograder.course.scratch_course import copy_course, release_assignment, release_leaks, submit_samples
 from autograder.course.submissions import fingerprint
+from autograder.problems.variants import SECRET_ENV, STUDENT_ENV, TABLE_FILE, course_secret, variant_for
 
 from .conftest import COURSE, REPO, source_notebook
 
@@ -34,7 +37,8 @@ pytestmark = pytest.mark.slow
 
 TEST_SETTINGS = {"timing_rounds": 5, "min_repeat_ms": 5.0, "student_timeout_s": 3.0}
 CELL_TIMEOUT = 8
-RIGHT = "TILES_PER_CHANNEL = 196\nTILE_BYTES = 1024\nWHOLE_BYTES = 3211264\nHALO_PIXELS = 324"
+RIGHT = ("TILES_PER_CHANNEL = (HEIGHT // TILE_ROWS) * (WIDTH // TILE_COLS)\nTILE_BYTES = TILE_ROWS * TILE_COLS * 4\n"
+         "WHOLE_BYTES = OUT_CHANNELS * HEIGHT * WIDTH * 4\nHALO_PIXELS = (TILE_ROWS + 2) * (TILE_COLS + 2)")
 # Not a bundled sample: a schedule cell that ignores interrupts and spins, and (hostile_cell) a
 # cell of its own that attacks the grading, to exercise the machinery, not to teach.
 HOSTILE = Sample(
@@ -156,16 +160,49 @@ def test_edited_test_cells_are_restored_before_grading(run):
     assert run.rows["trudy"].parts["speed"] == 0.0 and run.rows["trudy"].parts["tile-arithmetic-marks"] == 0.0
 
 
-def test_tampering_inside_the_kernel_fools_the_kernel_but_not_the_gradebook(run, tmp_path):
-    submitted = nbformat.read(run.root / "submitted" / "mallory" / "tiling" / "tiling.ipynb", as_version=4)
+def run_as_student(run, student, tmp_path, monkeypatch):
+    """The student's notebook run top to bottom in a real kernel, where they work: beside the
+    variants.json released with it, with their id set as the README says."""
+    shutil.copy(run.release / TABLE_FILE, tmp_path / TABLE_FILE)
+    monkeypatch.setenv(STUDENT_ENV, student)
+    submitted = nbformat.read(run.root / "submitted" / student / "tiling" / "tiling.ipynb", as_version=4)
     NotebookClient(submitted, kernel_name="python3", timeout=120, allow_errors=True, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    return submitted
+
+
+def test_a_student_sees_their_own_variant_and_is_graded_on_it(run, tmp_path, monkeypatch):
+    variant = variant_for("ada", course_secret(run.root))
+    notebook = run_as_student(run, "ada", tmp_path, monkeypatch)
+    text = {c.metadata.get("nbgrader", {}).get("grade_id") or c.get("id"): "".join(
+        o.get("text", "") + o.get("data", {}).get("text/html", o.get("data", {}).get("text/plain", "")) for o in c.get("outputs", []))
+        for c in notebook.cells}
+    assert f"Student ada: {variant.describe()}" in text["tiling-1"]
+    assert f"T.int64({variant.out_channels}), T.int64({variant.height}), T.int64({variant.width})), \"float32\")" in text["tiling-3"]
+    assert "PASSED" in text["self-check"] and "the variant of ada" in text["self-check"]
+    assert "All answers are there" in text["tile-arithmetic-marks"]
+    graded = json.loads((run.root / "autograded" / "ada" / "tiling" / "tiling.ipynb").read_text())["metadata"]["tvm_course"]
+    assert graded["results"]["schedule"]["variant"] == {"student": "ada", **variant.to_dict()}
+    assert run.rows["ada"].parts["tile-arithmetic-marks"] == 4.0 and run.rows["ben"].parts["tile-arithmetic-marks"] == 0.0
+
+
+def test_a_run_without_the_course_secret_refuses_to_start_and_says_where_to_set_it(run, tmp_path, monkeypatch):
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    root = copy_course(COURSE, tmp_path / "course")
+    (root / "variant-secret").unlink()
+    with pytest.raises(CourseError, match="refusing to grade: no course secret.*tvm-course variants init"):
+        grade_assignment(GradingOptions("tiling", course=root, progress=None))
+
+
+def test_tampering_inside_the_kernel_fools_the_kernel_but_not_the_gradebook(run, tmp_path, monkeypatch):
+    submitted = run_as_student(run, "mallory", tmp_path, monkeypatch)
     shown = {
         c.metadata["nbgrader"]["grade_id"]: float(o["data"]["text/plain"])
         for c in submitted.cells if c.metadata.get("nbgrader", {}).get("grade")
         for o in c.outputs if o.output_type == "execute_result"
     }
     assert shown == {"correctness": 4.0, "fusion": 3.0, "speed": 3.0}  # what the patched helpers claim
-    assert run.rows["mallory"].parts == run.rows["ben"].parts  # what the same schedule honestly earns
+    schedule_parts = ("correctness", "fusion", "speed")  # what the same schedule as ben's honestly earns
+    assert [run.rows["mallory"].parts[p] for p in schedule_parts] == [run.rows["ben"].parts[p] for p in schedule_parts]
     assert run.rows["mallory"].parts["speed"] == 0.0
     graded, _ = cells(run.root / "autograded" / "mallory" / "tiling" / "tiling.ipynb")
     assert "outside your notebook's kernel" in graded["speed"].outputs[0].text

@@ -1,7 +1,8 @@
 """autograder/nbgrader_ext/questions.py: the tile arithmetic, marked against the instructor's key.
 
-The right values live in the source notebooks' metadata, not in the package students install;
-the shape-derived numbers below (instructor-side, in the tests) keep that key honest.
+The right values are what the source notebooks' solution cells compute for a student's
+variant, not anything in the package students install; the variant-derived numbers below
+(instructor-side, in the tests) keep those cells honest, for every variant.
 """
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import pytest
 
 from autograder import nbgrader_ext
 from autograder.nbgrader_ext.plan import load_plan
-from autograder.nbgrader_ext.questions import QUESTION_SETS, AnswerKeyError, answer_key, get_question_set, mark_answers
-from autograder.problems.workload import ConvShape
+from autograder.nbgrader_ext.questions import QUESTION_SETS, AnswerKeyError, answer_key, get_question_set, keyed_for, mark_answers
+from autograder.problems.variants import JOURNAL, VARIANTS, Variant
 
 from .conftest import source_notebook
 
@@ -19,33 +20,65 @@ RIGHT = {"TILES_PER_CHANNEL": 196, "TILE_BYTES": 1024, "WHOLE_BYTES": 3211264, "
 GPU_RIGHT = {"THREADS_PER_BLOCK": 256, "BLOCKS": 3136, "SHARED_BYTES": 2048}
 
 
-def from_shape(shape: ConvShape = ConvShape(), tile: int = 16) -> dict[str, dict[str, int]]:
-    """The answers, derived from the problems' shape: what the source notebooks' keys must say."""
+def from_variant(variant: Variant = JOURNAL) -> dict[str, dict[str, int]]:
+    """The answers, derived from a variant's sizes: what the source notebooks' solutions must compute."""
+    shape, rows, cols = variant.shape, variant.tile_rows, variant.tile_cols
     _, channels, height, width = shape.output_shape
-    tiles = (height // tile) * (width // tile)
-    halo = tile + shape.kernel - 1
+    tiles = (height // rows) * (width // cols)
     return {
         "cpu-tile-arithmetic": {
-            "TILES_PER_CHANNEL": tiles, "TILE_BYTES": tile * tile * 4,
-            "WHOLE_BYTES": channels * height * width * 4, "HALO_PIXELS": halo * halo,
+            "TILES_PER_CHANNEL": tiles, "TILE_BYTES": rows * cols * 4,
+            "WHOLE_BYTES": channels * height * width * 4,
+            "HALO_PIXELS": (rows + shape.kernel - 1) * (cols + shape.kernel - 1),
         },
-        "gpu-tile-arithmetic": {"THREADS_PER_BLOCK": tile * tile, "BLOCKS": shape.batch * channels * tiles, "SHARED_BYTES": 2 * tile * tile * 4},
+        "gpu-tile-arithmetic": {"THREADS_PER_BLOCK": rows * cols, "BLOCKS": shape.batch * channels * tiles, "SHARED_BYTES": 2 * rows * cols * 4},
     }
 
 
-def key_of(assignment: str):
+def answer_of(assignment: str):
     plan = load_plan(source_notebook(assignment))
     (answer,) = [a for a in plan.answers.values() if a.kind == "questions"]
-    return answer.name, answer.key
+    return answer
 
 
-def test_the_source_notebooks_keys_follow_the_problems_shape(assignment):
-    set_name, key = key_of(assignment)
-    assert {q.name: q.expected for q in key} == from_shape()[set_name]
-    assert all(q.explanation for q in key)
+def key_of(assignment: str, variant: Variant = JOURNAL):
+    answer = answer_of(assignment)
+    return answer.name, answer.key_for(variant)
 
 
-def test_cpu_answers_match_the_fusion_check_of_the_journal_schedule():
+def test_the_source_notebooks_solutions_follow_every_variant(assignment):
+    answer = answer_of(assignment)
+    for variant in (JOURNAL, *VARIANTS):
+        key = answer.key_for(variant)
+        assert {q.name: q.expected for q in key} == from_variant(variant)[answer.name], variant
+        assert all(q.explanation and "{" not in q.explanation for q in key)
+
+
+def test_no_variant_shares_an_answer_with_the_journal_which_the_lessons_and_quizzes_compute(assignment):
+    answer = answer_of(assignment)
+    journal = {q.name: q.expected for q in answer.key_for(JOURNAL)}
+    for variant in VARIANTS:
+        for question in answer.key_for(variant):
+            assert question.expected != journal[question.name], (variant, question.name)
+
+
+def test_explanations_show_the_students_own_numbers():
+    variant = Variant(height=192, width=256, out_channels=12, tile_rows=16, tile_cols=32)
+    explained = {q.name: q.explanation for q in key_of("tiling", variant)[1]}
+    assert "192/16 tile rows times 256/32 tile columns" in explained["TILES_PER_CHANNEL"]
+    assert "12*192*256*4" in explained["WHOLE_BYTES"]
+
+
+def test_a_key_naming_no_constant_or_a_solution_that_cannot_compute_is_refused():
+    plain = answer_key("gpu-tile-arithmetic", {n: {"explanation": "x"} for n in GPU_RIGHT})
+    braces = answer_key("gpu-tile-arithmetic", {n: {"explanation": "{DEPTH} deep"} for n in GPU_RIGHT})
+    with pytest.raises(AnswerKeyError, match="DEPTH"):
+        keyed_for(braces, "THREADS_PER_BLOCK = 1\nBLOCKS = 2\nSHARED_BYTES = 3", JOURNAL.constants())
+    with pytest.raises(AnswerKeyError, match="cannot give BLOCKS"):
+        keyed_for(plain, "THREADS_PER_BLOCK = 1\nBLOCKS = DEPTH\nSHARED_BYTES = 3", JOURNAL.constants())
+
+
+def test_journal_answers_match_the_fusion_check_of_the_journal_schedule():
     # The grader's fusion message for the journal's tiling says "1.0 KiB per tile (whole tensor 3.1 MiB)".
     _, key = key_of("tiling")
     expected = {q.name: q.expected for q in key}
@@ -95,11 +128,12 @@ def test_missing_or_unreadable_answers_score_nothing(answers, problems, says):
     "key, says",
     [
         (None, "needs an answer key"),
-        ({"TILES_PER_CHANNEL": {"expected": 196, "explanation": "x"}}, "missing"),
-        ({n: {"expected": 1, "explanation": "x"} for n in [*RIGHT, "EXTRA"]}, "not in the set: \\['EXTRA'\\]"),
-        ({n: {"expected": "196", "explanation": "x"} for n in RIGHT}, "must be"),
-        ({n: {"expected": True, "explanation": "x"} for n in RIGHT}, "must be"),
-        ({n: {"expected": 1} for n in RIGHT}, "must be"),
+        ({"TILES_PER_CHANNEL": {"explanation": "x"}}, "missing"),
+        ({n: {"explanation": "x"} for n in [*RIGHT, "EXTRA"]}, "not in the set: \\['EXTRA'\\]"),
+        ({n: {"expected": 196, "explanation": "x"} for n in RIGHT}, "the value comes from the solution cell"),
+        ({n: {"explanation": 7} for n in RIGHT}, "must be"),
+        ({n: {"explanation": " "} for n in RIGHT}, "must be"),
+        ({n: "x" for n in RIGHT}, "must be"),
     ],
 )
 def test_a_malformed_answer_key_is_refused(key, says):

@@ -6,10 +6,13 @@ released notebooks must carry none of it (nor solutions, nor hidden tests).
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
+from autograder.course.samples import load_samples
 from autograder.course.scratch_course import copy_course, release_assignment, release_leaks
+from autograder.problems.variants import SECRET_FILE, TABLE_FILE, course_secret, student_variant, table_key, variant_for
 from autograder.nbgrader_ext.plan import load_plan
 
 from .conftest import ASSIGNMENTS, COURSE
@@ -31,7 +34,9 @@ def test_the_release_carries_no_answer_key(released, assignment):
     assert "tvm_course" not in text
     for question in questions.key:
         assert question.explanation not in text
-        assert f'"expected": {question.expected}' not in text
+    for line in questions.solution.splitlines():
+        if "=" in line:  # the solution's formulas are gone with the solution
+            assert line.split("=", 1)[1].strip() not in text, line
     notebook = json.loads(text)
     assert not any("tvm_course" in cell["metadata"] for cell in notebook["cells"])
 
@@ -48,3 +53,20 @@ def test_the_source_notebook_keeps_its_key(released, assignment):
     root, _ = released
     plan = load_plan(root / "source" / assignment / f"{assignment}.ipynb")
     assert any(a.key for a in plan.answers.values())
+
+
+def test_the_release_lists_each_enrolled_students_variant_under_a_digest_and_not_the_secret(released, assignment):
+    root, releases = released
+    table = json.loads((releases[assignment] / TABLE_FILE).read_text(encoding="utf-8"))
+    students = [s.student for s in load_samples(root, assignment)]
+    secret = course_secret(root)
+    assert set(table["variants"]) >= {table_key(s) for s in students}  # and the other enrolled students
+    assert all(re.fullmatch("[0-9a-f]{20}", key) for key in table["variants"])  # no names: digests
+    for student in students:
+        found, variant = student_variant(student, releases[assignment] / TABLE_FILE, environ={})
+        assert found == student and variant == variant_for(student, secret)
+    for path in releases[assignment].rglob("*"):
+        if path.is_file():
+            assert secret not in path.read_bytes(), path
+    assert not (releases[assignment] / SECRET_FILE).exists()
+

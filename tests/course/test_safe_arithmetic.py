@@ -6,6 +6,7 @@ import time
 import pytest
 
 from autograder.nbgrader_ext.safe_arithmetic import read_assignments
+from autograder.problems.variants import JOURNAL
 
 
 def test_reads_numbers_and_arithmetic_in_order():
@@ -109,7 +110,7 @@ def test_an_overflowing_answer_scores_zero_for_its_question_only():
     read = read_assignments("TILES_PER_CHANNEL = 196\nTILE_BYTES = 1" + "0" * 400)
     assert read.values == {"TILES_PER_CHANNEL": 196}
     assert "too large" in read.problems["TILE_BYTES"]
-    key = load_plan(source_notebook("tiling")).answers["tile-arithmetic"].key
+    key = load_plan(source_notebook("tiling")).answers["tile-arithmetic"].key_for(JOURNAL)
     fraction, verdicts = mark_answers(key, read.values, read.problems)
     by_name = {v.name: v for v in verdicts}
     assert by_name["TILES_PER_CHANNEL"].right and not by_name["TILE_BYTES"].right

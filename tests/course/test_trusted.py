@@ -10,6 +10,7 @@ from autograder.engine.config import GraderConfig
 from autograder.course.samples import build_submission, load_samples
 from autograder.nbgrader_ext.plan import plan_from_notebook
 from autograder.nbgrader_ext.trusted import TRUSTED_NOTE, TrustedGrading, answer_sources
+from autograder.problems.variants import Variant
 
 from .conftest import COURSE, source_notebook
 
@@ -34,6 +35,23 @@ def test_a_submission_is_scored_from_its_answer_cells(tiling):
     assert verdicts.results["schedule"].status == "passed"
     assert TRUSTED_NOTE in verdicts.cells["speed"].text
     assert verdicts.to_metadata()["results"]["schedule"]["problem"] == "tile-fused-conv"
+
+
+@pytest.mark.slow
+def test_a_student_is_graded_on_their_own_variant(tiling):
+    """ben copied the journal's numbers: right on the journal's shape, wrong on his own; his
+    schedule is compiled and checked on his own shape."""
+    variant = Variant(height=160, width=256, out_channels=12, tile_rows=8, tile_cols=16)
+    submission = build_submission(tiling, sample("ben"))
+    verdicts = TrustedGrading(plan_from_notebook(tiling), FAST, variant, "ben").start(submission).finish()
+    assert verdicts.cells["tile-arithmetic-marks"].fraction == 0.0
+    assert "160/8 tile rows times 256/16 tile columns = 320" in verdicts.cells["tile-arithmetic-marks"].text
+    result = verdicts.results["schedule"]
+    assert result.status == "passed" and result.variant == {"student": "ben", **variant.to_dict()}
+    assert "the variant of ben: input 1x3x160x256, 12 output channels" in result.to_text()
+    ada = build_submission(tiling, sample("ada"))  # her answers are arithmetic on the variant's names
+    verdicts = TrustedGrading(plan_from_notebook(tiling), GraderConfig(measure_speed=False), variant, "ada").start(ada).finish()
+    assert verdicts.cells["tile-arithmetic-marks"].fraction == 1.0
 
 
 def test_missing_answer_cells_score_nothing(tiling):
@@ -61,7 +79,7 @@ def test_a_grader_fault_leaves_the_schedule_parts_pending_and_the_rest_scored(ti
     from autograder.engine import pipeline
     from autograder.engine.report import Result
 
-    def failing_grader(problem, source, config):
+    def failing_grader(problem, source, config, **variant):
         return Result(problem, "cpu", "error", grader_fault=True, messages=["internal grader error (not your code): the evaluator did not start"])
 
     monkeypatch.setattr(pipeline, "grade_source", failing_grader)
