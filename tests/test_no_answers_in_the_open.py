@@ -6,6 +6,7 @@ do earn more, appear nowhere in the package or the lessons.
 """
 from __future__ import annotations
 
+import ast
 import inspect
 import json
 from pathlib import Path
@@ -31,7 +32,22 @@ def as_submission(function) -> str:
     return source.replace(f"def {name}(sch) -> None:", "def schedule(sch):", 1).replace(f"def {name}(sch):", "def schedule(sch):", 1)
 
 
+def lesson_schedules() -> dict[str, str]:
+    """Every function of `sch` a lesson's code cells define, as the submission pasting it makes."""
+    found = {}
+    for path in sorted((ROOT / "lessons").glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            source = "".join(cell["source"])
+            if cell["cell_type"] != "code" or "def " not in source:
+                continue
+            for node in ast.parse(source).body:
+                if isinstance(node, ast.FunctionDef) and [a.arg for a in node.args.args] == ["sch"]:
+                    found[f"{path.stem}: {node.name}"] = ast.get_source_segment(source, node) + f"\n\nschedule = {node.name}\n"
+    return found
+
+
 SHOWN = {
+    **lesson_schedules(),
     **{f"examples/{name}": examples.source(name) for name in examples.names()},
     "the CPU yardstick (lessons 1 and 2)": schedules.yardstick_source("tile-fused-conv"),
     "lesson 2: journal + vectorised Add/ReLU": "from autograder.lessons import schedules\n" + as_submission(schedules.journal_with_vectorized_tail).replace("example(", "schedules.example("),

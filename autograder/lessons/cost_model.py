@@ -1,10 +1,14 @@
 """The learned cost model, small enough to watch: sample, measure, fit, rank.
 
-Candidates come from a design space written with the schedule's sampling primitives
-(`sample_perfect_tile`, `sample_categorical`): every candidate is the same template with
-different sampled decisions. MetaSchedule's own XGBoost model (`XGBModel`, with the
+Candidates come from a design space the lesson writes in a cell with the schedule's sampling
+primitives (`sample_perfect_tile`, `sample_categorical`): every candidate is the same template
+with different sampled decisions. MetaSchedule's own XGBoost model (`XGBModel`, with the
 `PerStoreFeature` extractor) is fitted to the measured times of some candidates and asked to
 rank the rest. The model only orders candidates it is given; it never writes one.
+
+The lesson searches the network's classifier head (`relu(x @ w + b)`), not the convolution:
+the convolution's fast schedules are the tiling assignment's to find, and a search over them
+printed in a lesson would hand them out.
 """
 from __future__ import annotations
 
@@ -24,33 +28,43 @@ ARITHMETIC_FEATURES = (
 )  # fmt: skip
 
 
-def design_space(sch) -> None:
-    """One candidate: a register-blocking template whose tile sizes and loop order are sampled."""
-    conv = sch.get_sblock("conv2d_nchw")
-    sch.compute_inline(sch.get_sblock("T_add"))
-    nn, ff, yy, xx, rc, ry, rx = sch.get_loops(conv)
-    ff_outer, ff_inner = sch.split(ff, sch.sample_perfect_tile(ff, n=2, max_innermost_factor=8))
-    yy_outer, yy_inner = sch.split(yy, sch.sample_perfect_tile(yy, n=2, max_innermost_factor=4))
-    xx_outer, xx_inner = sch.split(xx, sch.sample_perfect_tile(xx, n=2, max_innermost_factor=32))
-    reduction_outside = int(sch.get(sch.sample_categorical([0, 1], probs=[0.25, 0.75])))
-    if reduction_outside:  # the inner block of outputs stays in registers while the window streams past
-        sch.reorder(nn, ff_outer, yy_outer, xx_outer, rc, ry, rx, ff_inner, yy_inner, xx_inner)
-        sch.vectorize(xx_inner)
-    else:  # each output finishes its 27-term sum before the next starts
-        sch.reorder(nn, ff_outer, yy_outer, xx_outer, ff_inner, yy_inner, xx_inner, rc, ry, rx)
-    sch.reverse_compute_at(sch.get_sblock("compute"), xx_outer)
-    sch.decompose_reduction(conv, rc)
+HEAD_NAME = "fused_matmul_add_relu"  # what FuseTIR names the classifier head's fused kernel
+
+
+@dataclass(frozen=True)
+class HeadData:
+    """Inputs of the classifier head, its output buffer, and the float64 answer."""
+
+    arguments: list  # x, w, b and the output, as TVM tensors (a compiled PrimFunc writes the last)
+    expected: np.ndarray
+
+    @classmethod
+    def make(cls, func, device, seed: int = 0) -> "HeadData":
+        import tvm
+
+        rng = np.random.default_rng(seed)
+        shapes = [tuple(int(d) for d in param.shape) for param in func.params]  # x, w, b, output
+        x, w, b = (rng.standard_normal(s, dtype=np.float32) for s in shapes[:3])
+        expected = np.maximum(x.astype(np.float64) @ w.astype(np.float64) + b, 0.0)
+        arrays = [x, w, b, np.zeros(shapes[3], dtype=np.float32)]
+        return cls([tvm.runtime.tensor(a, device) for a in arrays], expected)
+
+    def max_error(self) -> float:
+        """Largest difference between what the last run wrote and the float64 answer."""
+        return float(np.max(np.abs(self.arguments[-1].numpy().astype(np.float64) - self.expected)))
 
 
 @dataclass(frozen=True)
 class Candidate:
     schedule: object  # tvm.s_tir.Schedule with the sampled decisions applied
     decisions: tuple  # the sampled values, in the order the trace made them
+    labels: tuple = ()  # what each decision is, for describe()
 
     def describe(self) -> str:
-        ff, yy, xx, reduction_outside = self.decisions
-        order = "sum outside the register block, vectorised" if reduction_outside else "sum innermost, scalar"
-        return f"ff {ff[0]}x{ff[1]}, yy {yy[0]}x{yy[1]}, xx {xx[0]}x{xx[1]}; {order}"
+        parts = []
+        for label, value in zip(self.labels or [f"decision {i + 1}" for i in range(len(self.decisions))], self.decisions):
+            parts.append(f"{label} {'x'.join(map(str, value))}" if isinstance(value, tuple) else f"{label} {value}")
+        return ", ".join(parts)
 
 
 def _decisions(sch) -> tuple:
@@ -63,8 +77,9 @@ def _decisions(sch) -> tuple:
     return tuple(values)
 
 
-def sample_candidates(func, count: int, first_seed: int = 1) -> list[Candidate]:
-    """`count` distinct candidates from `design_space`, each drawn with its own seed."""
+def sample_candidates(func, count: int, design_space, labels: tuple = (), first_seed: int = 1) -> list[Candidate]:
+    """`count` distinct candidates from `design_space(sch)`, each drawn with its own seed;
+    `labels` name its sampled decisions in order, for the tables."""
     from tvm import s_tir
 
     found: dict[tuple, Candidate] = {}
@@ -75,7 +90,7 @@ def sample_candidates(func, count: int, first_seed: int = 1) -> list[Candidate]:
         sch = s_tir.Schedule(func, seed=seed)
         design_space(sch)
         decisions = _decisions(sch)
-        found.setdefault(decisions, Candidate(sch, decisions))
+        found.setdefault(decisions, Candidate(sch, decisions, tuple(labels)))
         seed += 1
     return list(found.values())
 

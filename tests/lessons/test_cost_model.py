@@ -1,21 +1,64 @@
+"""autograder/lessons/cost_model.py, on the classifier head lesson 1 searches (its cells build it
+and write the design space; these tests build the same)."""
 import numpy as np
 import pytest
 
 from autograder.lessons import cost_model
 
+LABELS = ("rows", "columns", "sum", "sum outside")
 
-def test_candidates_are_distinct_samples_of_the_design_space(fused_func):
-    candidates = cost_model.sample_candidates(fused_func, count=8)
+
+def head_space(sch):
+    """Lesson 1's design space for the head (the cell's code)."""
+    matmul = sch.get_sblock("matmul")
+    sch.compute_inline(sch.get_sblock("T_add"))
+    i, j, k = sch.get_loops(matmul)
+    i_outer, i_inner = sch.split(i, sch.sample_perfect_tile(i, n=2, max_innermost_factor=8))
+    j_outer, j_inner = sch.split(j, sch.sample_perfect_tile(j, n=2, max_innermost_factor=64))
+    k_outer, k_inner = sch.split(k, sch.sample_perfect_tile(k, n=2, max_innermost_factor=16))
+    if int(sch.get(sch.sample_categorical([0, 1], probs=[0.25, 0.75]))):
+        sch.reorder(i_outer, j_outer, k_outer, k_inner, i_inner, j_inner)
+        sch.vectorize(j_inner)
+    else:
+        sch.reorder(i_outer, j_outer, k_outer, i_inner, j_inner, k_inner)
+    sch.reverse_compute_at(sch.get_sblock("compute"), j_outer)
+    sch.decompose_reduction(matmul, k_outer)
+
+
+@pytest.fixture(scope="module")
+def head(lab):
+    import tvm
+    from tvm import relax
+
+    from autograder.problems.workload import fused
+
+    builder = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((64, 512), "float32"))
+    w = relax.Var("w", relax.TensorType((512, 256), "float32"))
+    b = relax.Var("b", relax.TensorType((1, 256), "float32"))
+    with builder.function("main", [x, w, b]):
+        with builder.dataflow():
+            out = builder.emit_output(relax.op.nn.relu(relax.op.add(relax.op.matmul(x, w), b)))
+        builder.emit_func_output(out)
+    return fused(builder.get())[cost_model.HEAD_NAME].with_attr("global_symbol", "main")
+
+
+def test_candidates_are_distinct_samples_of_the_design_space(head):
+    candidates = cost_model.sample_candidates(head, 8, head_space, LABELS)
     decisions = [c.decisions for c in candidates]
     assert len(set(decisions)) == 8
     for candidate in candidates:
-        ff, yy, xx, reduction_outside = candidate.decisions
-        assert ff[0] * ff[1] == 16 and yy[0] * yy[1] == 224 and xx[0] * xx[1] == 224
-        assert ff[1] <= 8 and yy[1] <= 4 and xx[1] <= 32
-        assert reduction_outside in (0, 1)
+        rows, columns, total, sum_outside = candidate.decisions
+        assert rows[0] * rows[1] == 64 and columns[0] * columns[1] == 256 and total[0] * total[1] == 512
+        assert rows[1] <= 8 and columns[1] <= 64 and total[1] <= 16 and sum_outside in (0, 1)
         kinds = [inst.kind.name for inst in candidate.schedule.trace.insts]
         assert kinds.count("SamplePerfectTile") == 3 and kinds.count("SampleCategorical") == 1
-        assert f"ff {ff[0]}x{ff[1]}" in candidate.describe()
+        assert candidate.describe().startswith(f"rows {rows[0]}x{rows[1]}, columns {columns[0]}x{columns[1]}")
+
+
+def test_a_design_space_that_yields_too_few_candidates_says_so(head):
+    with pytest.raises(RuntimeError, match="only 1 distinct"):
+        cost_model.sample_candidates(head, 2, lambda sch: None)
 
 
 def test_ranking_quality_counts_measurements_until_the_fastest():
@@ -55,14 +98,16 @@ def test_features_count_the_padding_tests_the_fusion_moves_into_the_conv(lab, fu
 
 
 @pytest.mark.slow
-def test_xgboost_model_fits_and_ranks_measured_candidates(lab, fused_func):
-    from autograder.lessons.workload_data import WorkloadData
+def test_xgboost_model_fits_and_ranks_measured_candidates(lab, head):
+    import tvm
 
-    candidates = cost_model.sample_candidates(fused_func, count=12)
-    arguments = WorkloadData.make().primfunc_arguments(lab.device)
-    seconds = cost_model.measure(candidates, lab.target, lab.device, arguments, repeats=1)
+    candidates = cost_model.sample_candidates(head, 12, head_space, LABELS)
+    data = cost_model.HeadData.make(head, lab.device)
+    seconds = cost_model.measure(candidates, lab.target, lab.device, data.arguments, repeats=1)
     assert seconds.shape == (12,) and np.all(seconds > 0)
-    context = cost_model.tune_context(fused_func, lab.target)
+    tvm.compile(candidates[int(np.argmin(seconds))].schedule.mod, lab.target)["main"](*data.arguments)
+    assert data.max_error() < 1e-3  # the fastest computes relu(x @ w + b)
+    context = cost_model.tune_context(head, lab.target)
     model = cost_model.fit(context, candidates[:8], seconds[:8])
     scores = cost_model.predict(model, context, candidates[8:])
     assert scores.shape == (4,) and np.all(np.isfinite(scores))
@@ -79,9 +124,16 @@ def test_lesson_context_gives_the_same_features_as_metaschedules_own(lab, fused_
     theirs = ms.TuneContext(mod=fused_func, target=lab.target, num_threads=1)
     assert ours.mod.script() == theirs.mod.script() and str(ours.target) == str(theirs.target)
     assert ours.num_threads == theirs.num_threads == 1
-    candidates = [c.schedule for c in cost_model.sample_candidates(fused_func, count=3)]
+    candidates = [c.schedule for c in cost_model.sample_candidates(fused_func, 3, _conv_space)]
     args_info = ms.arg_info.ArgInfo.from_prim_func(fused_func)
     measure = [ms.search_strategy.MeasureCandidate(s, args_info) for s in candidates]
     extractor = ms.feature_extractor.PerStoreFeature()
     for a, b in zip(extractor.extract_from(ours, measure), extractor.extract_from(theirs, measure)):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def _conv_space(sch):
+    """A one-decision design space on the convolution, for comparing feature extraction."""
+    conv = sch.get_sblock("conv2d_nchw")
+    xx = sch.get_loops(conv)[3]
+    sch.split(xx, sch.sample_perfect_tile(xx, n=2, max_innermost_factor=32))

@@ -136,6 +136,7 @@ def test_two_levels_runs_top_to_bottom():
     assert "TVM threads used for timing: **1**" in text
     assert "| fused + scheduled |" in text
     assert "Spearman rank correlation" in text
+    assert "the fastest's largest error against the float64 answer" in text and "| best sampled candidate |" in text
     assert "'padding inlined into the conv' is" in text
     assert "MISSING" not in text  # every renamed API resolves in the installed TVM
     assert _images(notebook) >= 3  # speedup bars, predicted vs measured, search curves
