@@ -1,6 +1,7 @@
 """Check answers against a released quiz; the same code serves both copies and every front-end."""
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -8,6 +9,13 @@ from . import code_questions, hashing
 from .answers import AnswerSheet
 from .diagnostics import Problem
 from .model import ReleasedQuestion, ReleasedQuiz
+
+# A text answer that matches nothing as typed is tried again without what a student adds when
+# writing a sentence or Markdown: first without the backticks around it (`compute_at`), then also
+# without punctuation after it (compute_at.). Applied to the normalised text, so only ASCII
+# characters are involved; quiz.js does the same.
+_BACKTICKS = re.compile(r"^[` ]+|[` ]+$")
+_BACKTICKS_AND_PUNCTUATION = re.compile(r"^[` ]+|[`.,;:!? ]+$")
 
 # Statuses that count towards the total, and those that do not.
 SCORED = ("correct", "wrong", "unanswered", "invalid", "ungraded")
@@ -77,22 +85,36 @@ def check_question(question: ReleasedQuestion, salt: str, answer: Any, *, skip_c
             result.explanation = question.data.get("explanation")
         return result
     try:
-        canonical = canonical_answer(question, answer)
+        canonicals = canonical_answers(question, answer)
     except ValueError:
         # A number too far out to place on the tolerance grid is far from every accepted answer.
         result.status = "wrong"
         result.feedback = [question.feedback] if question.feedback else []
         result.messages.append(f"{answer} is far outside any accepted answer")
         return result
-    explanation = hashing.open_entry(question.accept, salt, question.id, hashing.ANSWER, canonical)
-    if explanation is not None:
-        result.status, result.explanation = "correct", explanation
-        return result
+    for canonical in canonicals:
+        explanation = hashing.open_entry(question.accept, salt, question.id, hashing.ANSWER, canonical)
+        if explanation is not None:
+            result.status, result.explanation = "correct", explanation
+            return result
     result.status = "wrong"
-    result.feedback = _targeted_feedback(question, salt, answer, canonical)
+    result.feedback = _targeted_feedback(question, salt, answer, canonicals)
     if question.feedback:
         result.feedback.append(question.feedback)
     return result
+
+
+def canonical_answers(question: ReleasedQuestion, answer: Any) -> list[str]:
+    """The canonical forms to look up, in order: the answer's own, then (text only) undecorated ones."""
+    canonical = canonical_answer(question, answer)
+    if question.type != "text":
+        return [canonical]
+    return list(dict.fromkeys(form for form in (canonical, *undecorated_texts(canonical)) if form))
+
+
+def undecorated_texts(normalised: str) -> tuple[str, str]:
+    """A normalised text answer without surrounding backticks; and also without trailing .,;:!?"""
+    return _BACKTICKS.sub("", normalised), _BACKTICKS_AND_PUNCTUATION.sub("", normalised)
 
 
 def canonical_answer(question: ReleasedQuestion, answer: Any) -> str:
@@ -107,11 +129,14 @@ def canonical_answer(question: ReleasedQuestion, answer: Any) -> str:
     raise ValueError(f"no canonical form for a {question.type} question")
 
 
-def _targeted_feedback(question: ReleasedQuestion, salt: str, answer: Any, canonical: str) -> list[str]:
+def _targeted_feedback(question: ReleasedQuestion, salt: str, answer: Any, canonicals: list[str]) -> list[str]:
     if question.type == "multiple":
         return picked_choice_feedback(question, salt, answer)
-    text = hashing.open_entry(question.respond, salt, question.id, hashing.ANSWER, canonical)
-    return [text] if text else []
+    for canonical in canonicals:
+        text = hashing.open_entry(question.respond, salt, question.id, hashing.ANSWER, canonical)
+        if text:
+            return [text]
+    return []
 
 
 def picked_choice_feedback(question: ReleasedQuestion, salt: str, letters: list[str]) -> list[str]:

@@ -58,7 +58,8 @@ class QuestionView:
 
     @property
     def dom_id(self) -> str:
-        return f"q-{self.id}"
+        """The element id: the question's number, since an id written by the author could name its answer."""
+        return f"q{self.number}"
 
     @property
     def kind(self) -> str:

@@ -4,6 +4,7 @@ from autograder.quiz.answers import AnswerSheet
 from autograder.quiz.checking import check_question, check_quiz
 from autograder.quiz.key import answer_key
 from autograder.quiz.loading import load, load_instructor
+from autograder.quiz.model import ReleasedQuestion
 from autograder.quiz.release import release, write_released
 
 
@@ -46,6 +47,41 @@ def test_both_copies_give_the_same_verdicts(copies):
     answers = {"pick-one": "a", "pick-many": ["c", "a"], "count": 14.5, "ratio": 2.58, "name": " SCH.Compute_At() "}
     verdicts = [[r.status for r in check(copies[c], answers).results] for c in ("instructor", "released")]
     assert verdicts[0] == verdicts[1] == ["wrong", "correct", "wrong", "correct", "correct", "unanswered"]
+
+
+@pytest.mark.parametrize("copy", ["instructor", "released"])
+@pytest.mark.parametrize("typed", ["compute_at.", "`compute_at`", "`compute_at`.", "``sch.compute_at()``;",
+                                   "compute_at !", " `Compute_At`?  "])
+def test_text_answers_ignore_backticks_and_trailing_punctuation(copies, copy, typed):
+    question = next(q for q in copies[copy].questions if q.id == "name")
+    result = check_question(question, copies[copy].salt, typed)
+    assert result.status == "correct" and result.explanation == "compute_at moves a producer"
+
+
+@pytest.mark.parametrize("typed, feedback", [("`reverse_compute_at`.", "that moves a consumer"),
+                                             (".compute_at", None), ("compute_at-", None), ("compute-at", None),
+                                             ("`", None), ("...", None)])
+def test_only_surrounding_backticks_and_trailing_punctuation_are_dropped(copies, typed, feedback):
+    question = next(q for q in copies["released"].questions if q.id == "name")
+    result = check_question(question, copies["released"].salt, typed)
+    assert result.status == "wrong"
+    assert result.feedback == ([feedback] if feedback else []) + ["think of the mirror image"]
+
+
+def test_an_accepted_answer_with_punctuation_still_matches_as_typed(tmp_path):
+    from autograder.quiz.checking import undecorated_texts
+
+    path = tmp_path / "q.yaml"
+    path.write_text("id: q\ntitle: Q\nlesson: l\nquestions:\n  - id: abbreviation\n    type: text\n"
+                    "    prompt: Short for 'and so on'?\n    accept: [etc.]\n    feedback: Latin\n    explanation: et cetera\n",
+                    encoding="utf-8")
+    quiz, _ = load_instructor(path)
+    document = release(quiz)
+    question, salt = ReleasedQuestion(document["questions"][0]), document["released"]["salt"]
+    assert undecorated_texts("`etc.`") == ("etc.", "etc")
+    for typed in ("etc.", "`etc.`", " `` etc. `` "):
+        assert check_question(question, salt, typed).status == "correct", typed
+    assert check_question(question, salt, "etc").status == "wrong"  # the accepted text is "etc."
 
 
 @pytest.mark.parametrize("value, status", [(2.5, "correct"), (2.41, "correct"), (2.6, "correct"),

@@ -4,8 +4,23 @@ from __future__ import annotations
 from typing import Any
 
 
+def question_number(page, question_id: str) -> int:
+    """The question's number on the page (its elements are named by number, not by id)."""
+    number = page.evaluate(
+        "id => { const section = document.querySelector('section.quiz[data-quiz-json]');"
+        " const data = JSON.parse(document.getElementById(section.dataset.quizJson).textContent);"
+        " return data.questions.findIndex(q => q.id === id) + 1; }", question_id)
+    assert number, f"no question {question_id!r} on the page"
+    return number
+
+
 def question(page, question_id: str):
-    return page.locator(f'article.question[data-question-id="{question_id}"]')
+    return page.locator(f'article.question[data-question="{question_number(page, question_id)}"]')
+
+
+def wait_until_ready(page) -> None:
+    """Until quiz.js has checked the release's integrity and put back any kept answers."""
+    page.wait_for_selector("section.quiz[data-quiz-ready]", state="attached")
 
 
 def fill_answer(page, question_id: str, answer: Any) -> None:

@@ -1,6 +1,7 @@
 """quiz.js checks answers exactly as checking.py does: for every question of the course's quizzes and
-a spread of right, wrong and odd answers, the page's checkAnswer gives the status, the feedback and
-the explanation that check_question gives."""
+a spread of right, wrong and odd answers (text answers also in backticks and with punctuation after
+them), the page's checkAnswer gives the status, the feedback and the explanation that check_question
+gives, with WebCrypto and with the plain-JavaScript SHA-256 that plain-http pages use."""
 from __future__ import annotations
 
 from itertools import combinations, permutations
@@ -20,16 +21,22 @@ QUIZZES = sorted((REPO / "quizzes").glob("*.yaml"))
 SALT = "00112233445566778899aabbccddeeff"
 
 
-@pytest.fixture(scope="module")
-def check_in_page(browser, tmp_path_factory):
+NO_WEBCRYPTO = "Object.defineProperty(Crypto.prototype, 'subtle', {get: () => undefined});"
+
+
+@pytest.fixture(scope="module", params=["webcrypto", "plain-js"])
+def check_in_page(request, browser, tmp_path_factory):
     """checkAnswer of quiz.js (with quiz-hashing.js) on a page without a quiz section."""
     page_file = tmp_path_factory.mktemp("checking-page") / "checking.html"
     scripts = "".join(f'<script src="{(STATIC_DIR / name).as_uri()}"></script>'
                       for name in ("quiz-hashing.js", "quiz.js"))
     page_file.write_text(f'<!DOCTYPE html><meta charset="utf-8"><title>checking</title>{scripts}', encoding="utf-8")
     context = browser.new_context()
+    if request.param == "plain-js":
+        context.add_init_script(NO_WEBCRYPTO)
     page = context.new_page()
     page.goto(page_file.as_uri())
+    assert page.evaluate("TvmCourseQuizHashing.webCrypto()") == (request.param == "webcrypto")
 
     def check(question: dict, salt: str, answers: list) -> list[dict]:
         return page.evaluate(
@@ -56,7 +63,10 @@ def answers_for(question) -> list:
     if question.type == "text":
         texts = accepted_texts({"accept": question.accept, "patterns": question.patterns,
                                 "case_sensitive": question.case_sensitive})
-        return [*texts, *(m.answer for m in question.mistakes), "  " + texts[0].upper() + " ", "no idea"]
+        mistakes = [m.answer for m in question.mistakes]
+        decorated = [f"`{texts[0]}`", f"{texts[0]}.", f"`{texts[0]}`.", f" ``{texts[-1]}``; ", f"{texts[0]}?!",
+                     *(f"`{m}`." for m in mistakes), f".{texts[0]}", f"{texts[0]}-", "`", "..."]
+        return [*texts, *mistakes, "  " + texts[0].upper() + " ", "no idea", *decorated]
     return []
 
 

@@ -1,4 +1,5 @@
-"""quiz-hashing.js in a real Chromium gives the same hashes, texts and canonical forms as hashing.py."""
+"""quiz-hashing.js in a real Chromium gives the same hashes, texts and canonical forms as hashing.py,
+with WebCrypto's SHA-256 and with its own plain-JavaScript one (for pages served over plain http)."""
 from __future__ import annotations
 
 import json
@@ -14,16 +15,20 @@ from autograder.site.quiz_html import released_document
 from site_test_course import REPO
 
 
-@pytest.fixture(scope="module")
-def js(browser, tmp_path_factory):
-    """A page with quiz-hashing.js loaded from file:// (a secure context, so WebCrypto is there)."""
+@pytest.fixture(scope="module", params=["webcrypto", "plain-js"])
+def js(request, browser, tmp_path_factory):
+    """A page with quiz-hashing.js loaded from file:// (a secure context, so WebCrypto is there),
+    and the same page with WebCrypto taken away, as on a page served over plain http."""
     page_file = tmp_path_factory.mktemp("hashing-page") / "hashing.html"
     page_file.write_text(f'<!DOCTYPE html><meta charset="utf-8"><title>hashing</title>'
                          f'<script src="{(STATIC_DIR / "quiz-hashing.js").as_uri()}"></script>', encoding="utf-8")
     context = browser.new_context()
+    if request.param == "plain-js":
+        context.add_init_script("Object.defineProperty(Crypto.prototype, 'subtle', {get: () => undefined});")
     page = context.new_page()
     page.goto(page_file.as_uri())
     assert page.evaluate("TvmCourseQuizHashing.available()")
+    assert page.evaluate("TvmCourseQuizHashing.webCrypto()") == (request.param == "webcrypto")
 
     def call(expression: str, *args):
         """Evaluate `(H, ...args) => expression` in the page; errors come back as {'error': message}."""
@@ -35,6 +40,28 @@ def js(browser, tmp_path_factory):
 
     yield call
     context.close()
+
+
+def test_sha256_of_every_padding_case(js):
+    """Messages around the 55/56/64-byte padding boundaries and over several blocks."""
+    import hashlib
+    import random
+
+    rng = random.Random(14)
+    messages = [bytes(rng.randrange(256) for _ in range(n)) for n in (0, 1, 3, 31, 32, 55, 56, 57, 63, 64, 65,
+                                                                          119, 120, 127, 128, 129, 1000, 4097)]
+    result = js("Promise.all(args[0].map(m => H.sha256(new Uint8Array(m)).then(H.hex)))",
+                [list(m) for m in messages])
+    assert result == {"value": [hashlib.sha256(m).hexdigest() for m in messages]}
+
+
+def test_undecorated_texts_match_python(js):
+    from autograder.quiz.checking import undecorated_texts
+
+    samples = ["`compute_at`", "compute_at.", "`compute_at`.", "``ranks``;", "etc.", "`etc.`", "a . b", ".5", "`",
+               "...", "rank ?!", "c++", "`sch.compute_at()`,"]
+    assert js("args[0].map(t => H.undecoratedTexts(t))", samples) == {
+        "value": [list(undecorated_texts(t)) for t in samples]}
 
 
 KEY_CASES = [

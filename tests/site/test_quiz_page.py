@@ -63,8 +63,8 @@ def test_the_page_embeds_the_released_copy_and_shows_every_question(tiny_quiz_pa
     html = render_quiz(document, "../quizzes/tiny.released.yaml")
     assert _embedded_json(html) == document
     assert "released" in document and document["released"]["salt"]
-    for question in document["questions"]:
-        assert f'id="q-{question["id"]}"' in html
+    for number, question in enumerate(document["questions"], start=1):
+        assert f'<article class="question" id="q{number}" data-question="{number}"' in html
     assert '<p class="score" data-score aria-live="polite">0 / 6 correct</p>' in html  # the code question is not scored here
     assert "not scored here" in html
 
@@ -172,3 +172,26 @@ def test_live_regions_are_in_the_page_from_the_start(tiny_quiz_path):
     html = render_quiz(released_document(tiny_quiz_path), "../quizzes/tiny.released.yaml")
     regions = re.findall(r'<[^>]+(?:role="status"|aria-live=)[^>]*>', html)
     assert regions and all(not re.search(r"\shidden(\s|>|=)", region) for region in regions), regions
+
+
+def test_no_element_id_or_data_attribute_names_a_question_or_its_answer(tiny_quiz_path):
+    """Ids and data attributes number the questions; an author's question id (which could name its
+    answer) and anything of the key stay out of them, and so does any count of wrong choices."""
+    from autograder.quiz.key import answer_key
+
+    quiz, _ = load_instructor(tiny_quiz_path)
+    html = render_quiz(released_document(tiny_quiz_path), "../quizzes/tiny.released.yaml")
+    attributes = re.findall(r'\s((?:id|for|name|aria-labelledby|aria-describedby|data-[\w-]+))="([^"]*)"', html)
+    assert attributes
+    key = answer_key(quiz)
+    secrets = {q.id for q in quiz.questions} | {str(v) for v in key.values() if not isinstance(v, list)}
+    secrets |= {"ranks", "rank", "score", "scores", "1024"}
+    for name, value in attributes:
+        if name == "data-quiz-json" or (name == "id" and value == "quiz-data-tiny"):
+            continue  # names the quiz, whose id is its file name
+        words = set(re.split(r"[\s-]+", value))
+        assert not any(secret in words or secret == value for secret in secrets if len(secret) > 1), (name, value)
+        assert not re.search(r"wrong|correct|feedback|answer-count|choices", name), (name, value)
+    data_names = {name for name, _value in attributes if name.startswith("data-")}
+    assert data_names <= {"data-quiz-json", "data-quiz-notice", "data-question", "data-question-type", "data-letter",
+                          "data-move", "data-score", "data-quiz-reset"}, data_names

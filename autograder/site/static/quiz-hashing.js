@@ -1,5 +1,5 @@
 /*
- * The released-quiz scheme of autograder/quiz/hashing.py, in the browser (WebCrypto SHA-256).
+ * The released-quiz scheme of autograder/quiz/hashing.py, in the browser.
  *
  *   key(q, purpose, canonical) = SHA-256(UTF-8(SCHEME "\n" salt "\n" q "\n" purpose "\n" canonical))
  *   check                      = hex(SHA-256(key))
@@ -8,8 +8,11 @@
  *
  * An answer is correct when its check is among the question's `accept` checks; that entry's
  * sealed text (the explanation) opens with the same key. Every function here mirrors the one of
- * the same name in hashing.py (and answers.py for reading what a student typed); the site's
- * tests run both on the same inputs and compare. Exposed as window.TvmCourseQuizHashing.
+ * the same name in hashing.py (and answers.py for reading what a student typed, checking.py for
+ * the forms of a text answer that are tried); the site's tests run both on the same inputs and
+ * compare. SHA-256 is WebCrypto's where the page has it (file://, localhost, https), else the
+ * plain JavaScript one below, so that the quiz also works on a site served over plain http.
+ * Exposed as window.TvmCourseQuizHashing.
  */
 (function (global) {
   "use strict";
@@ -24,16 +27,76 @@
   var PYTHON_STRIP = new RegExp("^" + PYTHON_SPACE + "+|" + PYTHON_SPACE + "+$", "g");
   var NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
   var THOUSANDS = /^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$/;
+  // checking.py _BACKTICKS and _BACKTICKS_AND_PUNCTUATION, applied to a normalised text answer.
+  var BACKTICKS = /^[` ]+|[` ]+$/g;
+  var BACKTICKS_AND_PUNCTUATION = /^[` ]+|[`.,;:!? ]+$/g;
   var encoder = new TextEncoder();
 
-  function available() {
+  function webCrypto() {
     return !!(global.crypto && global.crypto.subtle && global.crypto.subtle.digest);
   }
 
+  /* Whether answers can be checked here: always, with WebCrypto or with the plain version. */
+  function available() {
+    return true;
+  }
+
+  // ---- SHA-256 (FIPS 180-4) in plain JavaScript, for pages without WebCrypto -------------------
+
+  var K = new Uint32Array([
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2]);
+  var H0 = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+
+  function rotr(x, n) {
+    return (x >>> n) | (x << (32 - n));
+  }
+
+  function sha256Plain(bytes) {
+    var length = bytes.length;
+    var blocks = new Uint8Array(((length + 9 + 63) >> 6) << 6);  // the message, 0x80, zeros, 64-bit length
+    blocks.set(bytes);
+    blocks[length] = 0x80;
+    var view = new DataView(blocks.buffer);
+    view.setUint32(blocks.length - 8, Math.floor(length / 0x20000000));  // length * 8, high word
+    view.setUint32(blocks.length - 4, (length * 8) >>> 0);
+    var h = new Uint32Array(H0);
+    var w = new Uint32Array(64);
+    for (var offset = 0; offset < blocks.length; offset += 64) {
+      var t;
+      for (t = 0; t < 16; t++) w[t] = view.getUint32(offset + 4 * t);
+      for (t = 16; t < 64; t++) {
+        var s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >>> 3);
+        var s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >>> 10);
+        w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+      }
+      var a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
+      for (t = 0; t < 64; t++) {
+        var t1 = (k + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[t] + w[t]) | 0;
+        var t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+        k = g; g = f; f = e; e = (d + t1) | 0; d = c; c = b; b = a; a = (t1 + t2) | 0;
+      }
+      h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += k;
+    }
+    var out = new Uint8Array(32);
+    var outView = new DataView(out.buffer);
+    for (var i = 0; i < 8; i++) outView.setUint32(4 * i, h[i]);
+    return out;
+  }
+
   function sha256(bytes) {
-    if (!available()) {
-      return Promise.reject(new Error("this browser offers no WebCrypto here; open the page from a file, " +
-        "from localhost (tvm-course site serve) or over https"));
+    if (!webCrypto()) {
+      try {
+        return Promise.resolve(sha256Plain(bytes));
+      } catch (err) {
+        return Promise.reject(err);
+      }
     }
     return global.crypto.subtle.digest("SHA-256", bytes).then(function (buffer) {
       return new Uint8Array(buffer);
@@ -114,6 +177,11 @@
     var words = text.normalize("NFC").split(ASCII_WHITESPACE).filter(function (w) { return w; });
     var joined = words.join(" ");
     return caseSensitive ? joined : pythonLower(joined);
+  }
+
+  /* checking.py undecorated_texts: without surrounding backticks; and also without trailing .,;:!? */
+  function undecoratedTexts(normalised) {
+    return [normalised.replace(BACKTICKS, ""), normalised.replace(BACKTICKS_AND_PUNCTUATION, "")];
   }
 
   function canonicalLetters(letters, keepOrder) {
@@ -198,8 +266,8 @@
 
   global.TvmCourseQuizHashing = {
     SCHEME: SCHEME, ANSWER: ANSWER, CHOICE: CHOICE,
-    available: available, deriveKey: deriveKey, checkOf: checkOf, unseal: unseal, openEntry: openEntry,
-    normalizeText: normalizeText, canonicalLetters: canonicalLetters, canonicalExact: canonicalExact,
+    available: available, webCrypto: webCrypto, sha256: sha256, sha256Plain: sha256Plain, deriveKey: deriveKey, checkOf: checkOf, unseal: unseal, openEntry: openEntry,
+    normalizeText: normalizeText, undecoratedTexts: undecoratedTexts, canonicalLetters: canonicalLetters, canonicalExact: canonicalExact,
     cellIndex: cellIndex, canonicalNumber: canonicalNumber, pythonStrip: pythonStrip, parseNumber: parseNumber,
     canonicalJson: canonicalJson, questionIntegrity: questionIntegrity, headerIntegrity: headerIntegrity,
     hex: hex

@@ -6,11 +6,18 @@
  * The checking rules are those of autograder/quiz/checking.py, through quiz-hashing.js.
  * Code questions are checked on the student's machine (the page shows the command) and are
  * not scored here, like `tvm-course quiz check --skip-code`.
+ *
+ * What a student has typed or picked, and which questions they checked, is kept in the browser's
+ * localStorage under the quiz and its release (STORE_PREFIX + quiz id + released integrity), so a
+ * reload brings the answers back and checks them again; "Start the quiz again" forgets them. A
+ * new release (a rebuilt site) starts afresh. The stored answers are only ever re-checked, never
+ * trusted as verdicts.
  */
 (function () {
   "use strict";
 
   var H = window.TvmCourseQuizHashing;
+  var STORE_PREFIX = "tvm-course-quiz:";
 
   function escapeHtml(text) {
     return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
@@ -62,6 +69,28 @@
     return H.normalizeText(value, !!question.case_sensitive);
   }
 
+  /* checking.py canonical_answers: the answer's own form, then (text only) undecorated ones. */
+  function canonicalAnswers(question, value) {
+    var canonical = canonicalAnswer(question, value);
+    if (question.type !== "text") return [canonical];
+    var forms = [];
+    [canonical].concat(H.undecoratedTexts(canonical)).forEach(function (form) {
+      if (form && forms.indexOf(form) < 0) forms.push(form);
+    });
+    return forms;
+  }
+
+  /* The text of the first entry one of the forms opens (in order), or null. */
+  function openFirst(entries, salt, questionId, purpose, forms) {
+    function next(i) {
+      if (i >= forms.length) return Promise.resolve(null);
+      return H.openEntry(entries, salt, questionId, purpose, forms[i]).then(function (text) {
+        return text !== null ? text : next(i + 1);
+      });
+    }
+    return next(0);
+  }
+
   /* The feedback of at most one picked wrong choice (checking.py picked_choice_feedback): of the
    * picked letters whose `choice` entry opens, the one with the smallest check. Showing every wrong
    * pick's feedback would let a student tick every box and read the key off the silent ones. */
@@ -85,9 +114,9 @@
   }
 
   /* Feedback unlocked by this particular wrong answer (checking.py _targeted_feedback). */
-  function targetedFeedback(question, salt, value, canonical) {
+  function targetedFeedback(question, salt, value, forms) {
     if (question.type === "multiple") return pickedChoiceFeedback(question, salt, value);
-    return H.openEntry(question.respond, salt, question.id, H.ANSWER, canonical).then(function (text) {
+    return openFirst(question.respond, salt, question.id, H.ANSWER, forms).then(function (text) {
       return text ? [text] : [];
     });
   }
@@ -96,18 +125,18 @@
   function checkAnswer(question, salt, answer) {
     if (answer === null) return Promise.resolve({ status: "unanswered", feedback: [] });
     if (answer.error) return Promise.resolve({ status: "invalid", feedback: [], message: answer.error });
-    var canonical;
+    var forms;
     try {
-      canonical = canonicalAnswer(question, answer.value);
+      forms = canonicalAnswers(question, answer.value);
     } catch (err) {
       // A number too far out to place on the tolerance grid is far from every accepted answer:
       // wrong, as check_question says, not unreadable.
       return Promise.resolve({ status: "wrong", feedback: question.feedback ? [question.feedback] : [],
         message: answer.value + " is far outside any accepted answer" });
     }
-    return H.openEntry(question.accept, salt, question.id, H.ANSWER, canonical).then(function (explanation) {
+    return openFirst(question.accept, salt, question.id, H.ANSWER, forms).then(function (explanation) {
       if (explanation !== null) return { status: "correct", explanation: explanation, feedback: [] };
-      return targetedFeedback(question, salt, answer.value, canonical).then(function (feedback) {
+      return targetedFeedback(question, salt, answer.value, forms).then(function (feedback) {
         if (question.feedback) feedback.push(question.feedback);
         return { status: "wrong", feedback: feedback };
       });
@@ -145,7 +174,7 @@
     });
   }
 
-  function wireOrdering(article) {
+  function wireOrdering(article, onMove) {
     var list = article.querySelector(".ordering");
     if (!list) return;
     var status = article.querySelector(".ordering-status");
@@ -164,8 +193,85 @@
         status.textContent = item.querySelector(".item-text").textContent + ": now " + position +
           " of " + list.children.length + ".";
       }
+      onMove();
     });
     describePositions(list);
+  }
+
+  function currentOrder(article) {
+    return Array.prototype.map.call(article.querySelectorAll(".ordering > li"),
+      function (item) { return item.getAttribute("data-letter"); });
+  }
+
+  function putInOrder(article, letters) {
+    var list = article.querySelector(".ordering");
+    var items = {};
+    Array.prototype.forEach.call(list.children, function (item) { items[item.getAttribute("data-letter")] = item; });
+    if (!Array.isArray(letters) || letters.length !== list.children.length ||
+        !letters.every(function (letter) { return items[letter]; })) return;
+    letters.forEach(function (letter) { list.appendChild(items[letter]); });
+    describePositions(list);
+  }
+
+  // ---- what a student entered, as kept in localStorage -----------------------------------------
+
+  /* The controls' state as plain JSON: a letter, letters, an order, or the typed text. */
+  function readControls(article, type) {
+    if (type === "single") {
+      var picked = article.querySelector("input[type=radio]:checked");
+      return picked ? picked.value : null;
+    }
+    if (type === "multiple") {
+      return Array.prototype.map.call(article.querySelectorAll("input[type=checkbox]:checked"),
+        function (box) { return box.value; });
+    }
+    if (type === "ordering") return currentOrder(article);
+    return article.querySelector("input[type=text]").value;
+  }
+
+  function writeControls(article, type, value) {
+    if (type === "single" || type === "multiple") {
+      var chosen = type === "single" ? [value] : (Array.isArray(value) ? value : []);
+      Array.prototype.forEach.call(article.querySelectorAll("input[type=radio], input[type=checkbox]"),
+        function (input) { input.checked = chosen.indexOf(input.value) >= 0; });
+    } else if (type === "ordering") {
+      putInOrder(article, value);
+    } else {
+      article.querySelector("input[type=text]").value = typeof value === "string" ? value : "";
+    }
+  }
+
+  function storage() {
+    try {
+      return window.localStorage || null;
+    } catch (err) {  // storage switched off for this page
+      return null;
+    }
+  }
+
+  function loadState(key) {
+    var store = storage();
+    try {
+      var state = store && JSON.parse(store.getItem(key) || "null");
+      if (state && typeof state === "object" && state.answers && typeof state.answers === "object") {
+        return { answers: state.answers, checked: Array.isArray(state.checked) ? state.checked : [] };
+      }
+    } catch (err) { /* unreadable: start afresh */ }
+    return null;
+  }
+
+  function saveState(key, state) {
+    var store = storage();
+    try {
+      if (store) store.setItem(key, JSON.stringify(state));
+    } catch (err) { /* full or refused: the quiz still works, it just forgets */ }
+  }
+
+  function forgetState(key) {
+    var store = storage();
+    try {
+      if (store) store.removeItem(key);
+    } catch (err) { /* nothing kept */ }
   }
 
   // ---- one quiz ------------------------------------------------------------------------------
@@ -174,10 +280,14 @@
     var dataElement = document.getElementById(section.getAttribute("data-quiz-json"));
     var data = JSON.parse(dataElement.textContent);
     var salt = data.released.salt;
+    var storeKey = STORE_PREFIX + data.id + ":" + data.released.integrity;
     var scoreElement = section.querySelector("[data-score]");
     var notice = section.querySelector("[data-quiz-notice]");
+    var resetButton = section.querySelector("[data-quiz-reset]");
     var results = {};
     var scored = {};
+    var state = { answers: {}, checked: [] };
+    var forms = {};  // question id -> {article, question, check(quiet), clear()}
     data.questions.forEach(function (q) { if (q.type !== "code") scored[q.id] = true; });
 
     function updateScore() {
@@ -186,41 +296,96 @@
       scoreElement.textContent = correct + " / " + ids.length + " correct";
     }
 
-    function say(text) {
+    function say(text, kind) {
       notice.textContent = text;
+      notice.className = "notice" + (kind ? " " + kind : "");
     }
 
-    var articles = section.querySelectorAll("article.question[data-question-id]");
-    if (!H.available()) {
-      say("The quiz cannot check answers here: this browser offers no WebCrypto on this page. Open it from " +
-        "the built folder (file://), with `tvm-course site serve` (localhost), or over https.");
+    if (!H || !window.TextEncoder) {
+      say("The quiz cannot check answers in this browser: it is too old for the page's scripts. " +
+        "Download the released quiz and run tvm-course quiz take on it instead.");
       Array.prototype.forEach.call(section.querySelectorAll("button"), function (b) { b.disabled = true; });
       return;
     }
 
-    var byId = {};
-    data.questions.forEach(function (q) { byId[q.id] = q; });
+    function remember(question, article) {
+      state.answers[question.id] = readControls(article, question.type);
+      saveState(storeKey, state);
+    }
 
-    Array.prototype.forEach.call(articles, function (article) {
-      var question = byId[article.getAttribute("data-question-id")];
-      var form = article.querySelector("form.answer-form");
-      if (!question || !form) return;
-      wireOrdering(article);
+    data.questions.forEach(function (question, index) {
+      var article = section.querySelector('article.question[data-question="' + (index + 1) + '"]');
+      var form = article && article.querySelector("form.answer-form");
+      if (!form) return;
+      var initialOrder = currentOrder(article);
       var feedback = article.querySelector(".feedback");
-      form.addEventListener("submit", function (event) {
-        event.preventDefault();
-        if (article.classList.contains("edited")) return;
+      wireOrdering(article, function () { remember(question, article); });
+      form.addEventListener("change", function () { remember(question, article); });
+      form.addEventListener("input", function () { remember(question, article); });
+
+      function check(quiet) {
+        if (article.classList.contains("edited")) return Promise.resolve();
         feedback.textContent = "";  // emptied first, so that the same verdict twice is announced twice
-        checkAnswer(question, salt, readAnswer(article, question)).then(function (result) {
+        if (quiet) feedback.setAttribute("aria-live", "off");  // restored answers are not read out one by one
+        return checkAnswer(question, salt, readAnswer(article, question)).then(function (result) {
           results[question.id] = result.status;
           article.setAttribute("data-status", result.status);
           feedback.innerHTML = renderResult(result);
           updateScore();
         }, function (err) {
           feedback.innerHTML = '<p class="verdict">The check failed: ' + escapeHtml(String(err.message || err)) + "</p>";
+        }).then(function () {
+          if (quiet) setTimeout(function () { feedback.setAttribute("aria-live", "polite"); }, 0);
         });
+      }
+
+      function clear() {
+        delete results[question.id];
+        article.removeAttribute("data-status");
+        feedback.textContent = "";
+        writeControls(article, question.type, question.type === "ordering" ? initialOrder : null);
+      }
+
+      forms[question.id] = { article: article, question: question, check: check, clear: clear };
+      form.addEventListener("submit", function (event) {
+        event.preventDefault();
+        if (article.classList.contains("edited")) return;
+        remember(question, article);
+        if (state.checked.indexOf(question.id) < 0) {
+          state.checked.push(question.id);
+          saveState(storeKey, state);
+        }
+        check(false);
       });
     });
+
+    resetButton.addEventListener("click", function () {
+      forgetState(storeKey);
+      state = { answers: {}, checked: [] };
+      Object.keys(forms).forEach(function (id) { forms[id].clear(); });
+      updateScore();
+      say("Your answers are cleared: the quiz starts again.", "info");
+    });
+
+    /* Answers kept from an earlier visit: put back in their controls; those that were checked are
+     * checked again (the verdicts are the page's own, never read from storage). */
+    function restore() {
+      var kept = loadState(storeKey);
+      if (!kept) return Promise.resolve();
+      state = kept;
+      var rechecks = [];
+      Object.keys(kept.answers).forEach(function (id) {
+        var entry = forms[id];
+        if (!entry || entry.article.classList.contains("edited")) return;
+        writeControls(entry.article, entry.question.type, kept.answers[id]);
+        if (kept.checked.indexOf(id) >= 0) rechecks.push(entry.check(true));
+      });
+      return Promise.all(rechecks).then(function () {
+        if (!Object.keys(kept.answers).length || notice.textContent) return;
+        say("Your answers from your last visit are back (" + scoreElement.textContent + "). " +
+          "Start again to clear them.", "info");
+      });
+    }
 
     // Questions changed after release are shown but not scored, as in the other front-ends.
     Promise.all(data.questions.map(function (q) {
@@ -229,7 +394,7 @@
       data.questions.forEach(function (q, i) {
         if (intact[i]) return;
         delete scored[q.id];
-        var article = section.querySelector('article.question[data-question-id="' + CSS.escape(q.id) + '"]');
+        var article = section.querySelector('article.question[data-question="' + (i + 1) + '"]');
         if (!article) return;
         article.classList.add("edited");
         var note = document.createElement("p");
@@ -245,7 +410,10 @@
           say("This quiz was changed after it was released (title, salt or list of questions); " +
             "rebuild the site from the instructor copy.");
         }
+        return restore();
       });
+    }).then(function () {
+      section.setAttribute("data-quiz-ready", "");
     });
     updateScore();
   }
@@ -254,7 +422,8 @@
     Array.prototype.forEach.call(document.querySelectorAll("section.quiz[data-quiz-json]"), setupQuiz);
   }
 
-  window.TvmCourseQuiz = { textToHtml: textToHtml, checkAnswer: checkAnswer, canonicalAnswer: canonicalAnswer };
+  window.TvmCourseQuiz = { textToHtml: textToHtml, checkAnswer: checkAnswer, canonicalAnswer: canonicalAnswer,
+    canonicalAnswers: canonicalAnswers, STORE_PREFIX: STORE_PREFIX };
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", setupAll);
   } else {
