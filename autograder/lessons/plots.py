@@ -4,6 +4,11 @@ Each helper returns a `Plot`: the matplotlib figure and a one-line summary of wh
 computed from the same measured data. In a notebook a Plot shows the figure, with the summary as
 its alt text (output metadata `image/png` -> `alt`, which nbconvert writes into the page's <img>),
 and then prints the summary, so that what the plot says is also there as text.
+
+The PNG is rendered at SCALE times the size it is shown at (output metadata `image/png` ->
+`width`, in CSS pixels, which JupyterLab and nbconvert both honour), so it stays sharp on
+high-density screens. PNG rather than SVG: nbconvert writes an SVG output as an <img> without
+alt text.
 """
 from __future__ import annotations
 
@@ -12,6 +17,16 @@ import io
 from dataclasses import dataclass
 
 import numpy as np
+
+
+SCALE = 2  # PNG pixels per displayed (CSS) pixel
+
+
+def png_width(png: bytes) -> int:
+    """The width in pixels that a PNG's header gives (bytes 16-19 of the IHDR chunk)."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    return int.from_bytes(png[16:20], "big")
 
 
 def _pyplot():
@@ -28,14 +43,17 @@ class Plot:
     summary: str
 
     def png(self) -> bytes:
+        """The figure as PNG, SCALE times the pixels of its displayed size."""
         buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png", bbox_inches="tight")
+        self.figure.savefig(buffer, format="png", bbox_inches="tight", dpi=SCALE * self.figure.dpi)
         return buffer.getvalue()
 
     def mimebundle(self) -> tuple[dict, dict]:
-        """(data, metadata) of the figure's display output: the PNG with the summary as its alt text."""
-        data = {"image/png": base64.b64encode(self.png()).decode("ascii"), "text/plain": f"<plot: {self.summary}>"}
-        return data, {"image/png": {"alt": self.summary}}
+        """(data, metadata) of the figure's display output: the PNG with the summary as its alt
+        text and its displayed width (1/SCALE of its pixels)."""
+        png = self.png()
+        data = {"image/png": base64.b64encode(png).decode("ascii"), "text/plain": f"<plot: {self.summary}>"}
+        return data, {"image/png": {"alt": self.summary, "width": png_width(png) // SCALE}}
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

@@ -1,4 +1,5 @@
 import base64
+import io
 
 import matplotlib
 
@@ -53,5 +54,10 @@ def test_a_plot_displays_once_as_png_with_its_summary_as_alt_text():
     assert plot.figure.number not in plt.get_fignums()  # closed in pyplot: the inline backend will not show it again
     data, metadata = plot.mimebundle()
     assert base64.b64decode(data["image/png"]).startswith(b"\x89PNG")
-    assert metadata == {"image/png": {"alt": plot.summary}}
+    png = base64.b64decode(data["image/png"])
+    # drawn at twice the size it is shown at: sharp on high-density screens
+    assert metadata == {"image/png": {"alt": plot.summary, "width": plots.png_width(png) // plots.SCALE}}
+    once = io.BytesIO()
+    plot.figure.savefig(once, format="png", bbox_inches="tight")  # the figure at its displayed size
+    assert abs(plots.png_width(png) - plots.SCALE * plots.png_width(once.getvalue())) <= plots.SCALE
     assert repr(plot) == f"<plot: {plot.summary}>"
