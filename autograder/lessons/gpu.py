@@ -7,6 +7,9 @@ raises nothing: TVM quietly compiles it for the host CPU, with no device module 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+
+import numpy as np
 
 CUDA_ARCH = "sm_90"
 
@@ -53,17 +56,150 @@ def source_facts(source: str) -> dict[str, object]:
     }
 
 
+_FOR = re.compile(r"^\s*for \(int (\w+) = 0; \1 < (\d+); \+\+\1\) \{\s*$")
+
+
+def _kernel_name(line: str) -> str | None:
+    """The kernel a line defines (`... __global__ ... name(params) {`), else None."""
+    if "__global__" not in line or not line.rstrip().endswith("{"):
+        return None
+    names = [n for n in re.findall(r"(\w+)\(", line) if n != "__launch_bounds__"]
+    return names[-1] if names else None
+
+
+def barriers_per_thread(source: str) -> dict[str, int]:
+    """How many `__syncthreads()` each thread of each kernel executes: every barrier counted once
+    per iteration of the loops around it (read from TVM's CUDA source, whose loops have the form
+    `for (int i = 0; i < N; ++i) {`; a loop of another form, or a branch, counts once)."""
+    counts: dict[str, int] = {}
+    name, stack = None, []
+    for line in source.splitlines():
+        if name is None:
+            name = _kernel_name(line)
+            if name is not None:
+                stack, counts[name] = [1], 0
+            continue
+        if "__syncthreads()" in line:
+            multiplier = 1
+            for factor in stack:
+                multiplier *= factor
+            counts[name] += line.count("__syncthreads()") * multiplier
+        loop = _FOR.match(line)
+        if loop:
+            stack.append(int(loop.group(2)))
+            continue
+        for char in line:
+            if char == "{":
+                stack.append(1)
+            elif char == "}":
+                stack.pop()
+        if not stack:
+            name = None
+    return counts
+
+
+def kernel_facts(source: str) -> dict[str, int]:
+    """Threads per block, shared bytes per block and barriers each thread executes, for a source
+    with exactly one kernel (what lesson 2's GPU exercise asks to predict)."""
+    facts = source_facts(source)
+    if facts["kernels"] != 1:
+        raise ValueError(f"expected one kernel, found {facts['kernels']}")
+    (threads,) = facts["threads per block, by kernel"].values()
+    (barriers,) = barriers_per_thread(source).values()
+    return {"threads per block": threads, "shared bytes per block": facts["shared bytes per block"],
+            "barriers per thread": barriers}
+
+
+def device_functions(mod, target) -> dict:
+    """The kernels of a scheduled module after TVM's s_tir lowering (name -> PrimFunc), before
+    code generation: what `verify_gpu_code` inspects."""
+    import tvm
+    from tvm import tirx
+
+    host = target if target.host is not None else tvm.target.Target(target, host="llvm")
+    lowered = tvm.tirx.get_tir_pipeline("s_tir")[0](tirx.transform.BindTarget(host)(mod))
+    kernels = {}
+    for global_var, func in lowered.functions.items():
+        func_target = func.attrs.get("target") if func.attrs is not None else None
+        if isinstance(func, tirx.PrimFunc) and func_target is not None and func_target.kind.name == "cuda":
+            kernels[global_var.name_hint] = func
+    return kernels
+
+
+def gpu_code_violations(mod, target, limits: dict) -> list[str]:
+    """What TVM's `VerifyGPUCode` pass reports for the module's kernels under `limits` (empty: none).
+
+    `tvm.s_tir.analysis.verify_gpu_code(func, limits)` answers True or False; the pass of the same
+    name (`s_tir.transform.VerifyGPUCode`, registered in src/s_tir/analysis/verify_gpu_code.cc)
+    raises with one line per violated limit, which this returns.
+    """
+    import tvm
+
+    kernels = tvm.IRModule(device_functions(mod, target))
+    try:
+        tvm.get_global_func("s_tir.transform.VerifyGPUCode")(limits)(kernels)
+    except Exception as error:  # noqa: BLE001  (TVM raises a RuntimeError listing the violations)
+        text = str(error)
+        body = text.split("GPU constraint(s) violated:", 1)[-1].split("In function", 1)[0]
+        return [line.strip() for line in body.splitlines() if line.strip()]
+    return []
+
+
+@dataclass(frozen=True)
+class MatmulData:
+    """Inputs of relu(x @ w + b) for a PrimFunc of that shape, and the float64 answer; placed on
+    any device, with the interface `time_on_gpu` expects (as `WorkloadData` for the conv)."""
+
+    inputs: tuple  # x, w, b as numpy arrays
+    output_shape: tuple
+    expected: np.ndarray
+
+    @classmethod
+    def make(cls, func, seed: int = 0) -> "MatmulData":
+        rng = np.random.default_rng(seed)
+        shapes = [tuple(int(d) for d in p.shape) for p in func.params]  # x, w, b, output
+        x, w, b = (rng.standard_normal(s, dtype=np.float32) for s in shapes[:3])
+        expected = np.maximum(x.astype(np.float64) @ w.astype(np.float64) + b, 0.0)
+        return cls((x, w, b), shapes[3], expected)
+
+    def primfunc_arguments(self, device) -> list:
+        import tvm
+
+        return [tvm.runtime.tensor(a, device) for a in self.inputs] + [tvm.runtime.empty(self.output_shape, "float32", device)]
+
+    def max_error(self, output) -> float:
+        values = output.numpy() if hasattr(output, "numpy") else np.asarray(output)
+        return float(np.max(np.abs(values.astype(np.float64) - self.expected)))
+
+    def is_correct(self, output) -> bool:
+        values = output.numpy() if hasattr(output, "numpy") else np.asarray(output)
+        return bool(np.allclose(values, self.expected, rtol=1e-4, atol=1e-3))
+
+
 def timing_report(executable, data) -> str:
     """The kernel's time on this machine's GPU, or a plain statement that there is none."""
     from .session import cuda_device_name
 
-    seconds = time_on_gpu(executable, data)
+    seconds = time_on_gpu(executable, data) if executable is not None else None
     if seconds is None:
         return (
-            "No CUDA GPU on this machine (tvm.cuda(0).exist is False): the kernel above was compiled "
+            "No CUDA GPU on this machine (tvm.cuda(0).exist is False): the kernels above were compiled "
             "to CUDA source, not run, and no GPU time is shown."
         )
     return f"On {cuda_device_name()}: {seconds * 1e3:.3f} ms per run (median; output checked against the reference)."
+
+
+def timing_table(runs: dict):
+    """Each kernel's GPU time (name -> (executable, data)), outputs checked, as a Table; where
+    there is no GPU, the table says so and times nothing."""
+    from .session import cuda_device_name
+    from .tables import Table
+
+    if cuda_device_name() is None:
+        return Table.of(("kernel", "median time per run"), [(name, "not run") for name in runs],
+                        "GPU timings", note=timing_report(None, None))
+    rows = [(name, f"{time_on_gpu(executable, data) * 1e3:.4f} ms") for name, (executable, data) in runs.items()]
+    return Table.of(("kernel", "median time per run"), rows, f"On {cuda_device_name()}, outputs checked against the reference")
 
 
 def time_on_gpu(executable, data, rounds: int = 7) -> float | None:

@@ -59,3 +59,108 @@ def test_the_bound_kernel_runs_correctly_on_the_gpu(fused_func):
     seconds = gpu.time_on_gpu(build, WorkloadData.make())
     assert seconds is not None and seconds > 0
     assert "ms per run" in gpu.timing_report(build, WorkloadData.make())
+
+
+SOURCE_WITH_LOOPS = """
+extern "C" __global__ void __launch_bounds__(256) main_kernel(float* a);
+extern "C" __global__ void __launch_bounds__(256) main_kernel(float* a) {
+  __shared__ alignas(64) float s[256];
+  for (int k_0 = 0; k_0 < 32; ++k_0) {
+    __syncthreads();
+    for (int k_1 = 0; k_1 < 16; ++k_1) {
+      __syncthreads();
+      if (a) { a[0] = 1; }
+    }
+  }
+  __syncthreads();
+}
+extern "C" __global__ void __launch_bounds__(64) other(float* a) {
+  __syncthreads();
+}
+"""
+
+
+def test_barriers_are_counted_per_iteration_of_their_loops():
+    assert gpu.barriers_per_thread(SOURCE_WITH_LOOPS) == {"main_kernel": 32 + 32 * 16 + 1, "other": 1}
+    with pytest.raises(ValueError, match="one kernel"):
+        gpu.kernel_facts(SOURCE_WITH_LOOPS)
+
+
+def _head():
+    import tvm
+    from tvm import relax
+
+    builder = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((64, 512), "float32"))
+    w = relax.Var("w", relax.TensorType((512, 256), "float32"))
+    b = relax.Var("b", relax.TensorType((1, 256), "float32"))
+    with builder.function("main", [x, w, b]):
+        with builder.dataflow():
+            out = builder.emit_output(relax.op.nn.relu(relax.op.add(relax.op.matmul(x, w), b)))
+        builder.emit_func_output(out)
+    fuse = tvm.transform.Sequential([relax.transform.LegalizeOps(), relax.transform.AnnotateTIROpPattern(),
+                                     relax.transform.FuseOps(), relax.transform.FuseTIR()])
+    return fuse(builder.get())["fused_matmul_add_relu"].with_attr("global_symbol", "main")
+
+
+def _bound_head(threads=(16, 16)):
+    import tvm
+
+    sch = tvm.s_tir.Schedule(_head())
+    i, j, k = sch.get_loops(sch.get_sblock("matmul"))
+    i_block, i_thread = sch.split(i, factors=[None, threads[0]])
+    j_block, j_thread = sch.split(j, factors=[None, threads[1]])
+    sch.reorder(i_block, j_block, i_thread, j_thread)
+    for loop, axis in ((i_block, "blockIdx.y"), (j_block, "blockIdx.x"), (i_thread, "threadIdx.y"), (j_thread, "threadIdx.x")):
+        sch.bind(loop, axis)
+    sch.reverse_compute_at(sch.cache_write(sch.get_sblock("matmul"), 0, "local"), j_thread)
+    sch.compute_inline(sch.get_sblock("T_add"))
+    sch.reverse_compute_inline(sch.get_sblock("compute"))
+    return sch
+
+
+LIMITS = {"max_threads_per_block": 1024, "max_shared_memory_per_block": 48 * 1024}
+
+
+def test_verify_gpu_code_catches_what_compile_does_not():
+    import tvm
+
+    ok, too_big = _bound_head(), _bound_head((32, 64))
+    kernels = gpu.device_functions(ok.mod, gpu.cuda_target())
+    assert list(kernels) == ["main_kernel"]
+    assert gpu.gpu_code_violations(ok.mod, gpu.cuda_target(), LIMITS) == []
+    assert gpu.has_device_code(tvm.compile(too_big.mod, target=gpu.cuda_target()))  # compiles anyway
+    assert gpu.gpu_code_violations(too_big.mod, gpu.cuda_target(), LIMITS) == [
+        "Used threads per block (2048) is greater than the allowed maximum (1024)"
+    ]
+    facts = gpu.kernel_facts(gpu.kernel_source(tvm.compile(ok.mod, target=gpu.cuda_target())))
+    assert facts == {"threads per block": 256, "shared bytes per block": 0, "barriers per thread": 0}
+
+
+def test_matmul_data_checks_a_head_build(lab):
+    import tvm
+
+    head = _head()
+    data = gpu.MatmulData.make(head)
+    arguments = data.primfunc_arguments(lab.device)
+    tvm.compile(head, target=lab.target)["main"](*arguments)
+    assert data.is_correct(arguments[-1]) and data.max_error(arguments[-1]) < 1e-3
+    assert not data.is_correct(arguments[-1].numpy() + 1)
+
+
+def test_timing_table_times_nothing_without_a_gpu(lab):
+    if lab.gpu is not None:
+        pytest.skip("a GPU is present")
+    table = gpu.timing_table({"a": (None, None), "b": (None, None)})
+    assert table.column("median time per run") == ["not run", "not run"]
+    assert table.note.startswith("No CUDA GPU on this machine")
+
+
+@pytest.mark.gpu
+def test_the_head_runs_correctly_on_the_gpu():
+    import tvm
+
+    build = tvm.compile(_bound_head().mod, target=gpu.cuda_target())
+    data = gpu.MatmulData.make(_head())
+    assert gpu.time_on_gpu(build, data) > 0
+    assert "ms" in str(gpu.timing_table({"head": (build, data)}))
