@@ -10,9 +10,14 @@ Each module serves one part of a lesson, so that a notebook reads as prose plus 
 - `ir_views`: loop nests, their diff, buffer sizes after TVM's compaction passes
 - `machine_code`: instruction counts in the generated assembly
 - `cost_model`: sampled candidates, MetaSchedule's XGBoost model, ranking quality
-- `gpu`: CUDA builds without a GPU, kernel source, timing where a GPU exists
+- `gpu`: CUDA builds without a GPU, kernel source and its facts (threads, shared bytes, barriers),
+  TVM's `VerifyGPUCode` limits, timing where a GPU exists
 - `names`: the names that moved since the TVM paper, checked against the installed TVM
 - `plots`, `tables`: matplotlib figures and small Markdown tables
+- `figures`: lesson 2's tile grid and input window, loop nests as a diagram, the roofline
+- `roofline`: this core's FMA peak and streaming bandwidth, measured; a schedule's modelled traffic
+- `exercises`: the instant checks of lesson 2's exercises (they never raise)
+- `verdicts`: lesson 2's measured verdicts in words, decided by this run's numbers
 
 Timings in the lessons use one TVM thread: on the shared two-core course machines,
 two-thread timings of the same binary drifted 2-3x over minutes. The thread pool reads

@@ -144,18 +144,87 @@ def test_two_levels_runs_top_to_bottom():
     assert "Bar chart: Graph level alone, then both levels. Speedup over 'unfused'" in text
 
 
-@pytest.mark.slow
-def test_tiling_trace_runs_top_to_bottom():
-    notebook, elapsed = _execute(LESSONS_DIR / "02-tiling-trace.ipynb")
-    _check_ran_here(notebook, elapsed, "02-tiling-trace")
+TILING_TRACE = LESSONS_DIR / "02-tiling-trace.ipynb"
+
+
+def _code(notebook) -> str:
+    return "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
+
+
+def test_tiling_trace_types_the_tvm_calls_in_its_cells():
+    """The student reads (and could type) every primitive the lesson teaches, not a helper's name."""
+    code = _code(_read(TILING_TRACE))
+    for call in ("tvm.s_tir.Schedule(fused_func)", 'sch.get_sblock("conv2d_nchw")', "sch.get_loops(conv)",
+                 "sch.split(yy, factors=[None, 16])", "sch.reorder(y_outer, x_outer, y_inner, x_inner)",
+                 'sch.reverse_compute_at(sch.get_sblock("T_add"), x_outer)', "print(sch.mod.script())", ".vectorize(",
+                 "tvm.compile(", ".bind(", '.cache_read(matmul, operand, "shared")', '.cache_write(matmul, 0, "local")',
+                 "tvm.s_tir.analysis.verify_gpu_code(", 'tvm.tirx.get_tir_pipeline("s_tir")'):
+        assert call in code, f"lesson 2 should show {call} in a cell"
+    assert "example_source(" not in code and "journal_steps(" not in code
+
+
+def test_tiling_trace_has_exercises_that_check_themselves():
+    exercises = [cell for cell in _read(TILING_TRACE).cells if "exercise" in cell.metadata.get("tags", [])]
+    assert len(exercises) >= 3
+    for number, cell in enumerate(exercises, start=1):
+        assert cell.cell_type == "code" and cell.source.startswith(f"# Exercise {number} ("), cell.source[:60]
+        assert "exercises." in cell.source, "each exercise checks itself"
+
+
+# A measured quantity stated in prose: "1.33x", "0.46 ms", "118 GFLOP/s", "10 GB/s".
+_MEASURED = re.compile(r"\b\d+(\.\d+)?(x\b| ?(ms|µs|us|GFLOP/s|GB/s)\b)")
+
+
+def test_tiling_trace_prose_states_no_measured_number():
+    """Numbers measured on some machine are printed by the code, never written in the text."""
+    for cell in _read(TILING_TRACE).cells:
+        if cell.cell_type == "markdown":
+            found = _MEASURED.search(cell.source)
+            assert not found, f"markdown states a measured number: {found.group(0)!r} in {cell.source[:80]!r}"
+
+
+def _exercise_feedback(notebook) -> list[str]:
+    found = []
+    for cell in notebook.cells:
+        if "exercise" in cell.metadata.get("tags", []):
+            outputs = [o.data.get("text/markdown", "") for o in cell.outputs if o.output_type in ("display_data", "execute_result")]
+            found.append("\n".join(outputs))
+    return found
+
+
+def _check_tiling_trace(notebook) -> str:
     text = _text(notebook)
     assert "+for nn, ff, yy_0, xx_0 in T.grid(1, 16, 14, 14):" in text
     assert "replayed loop nest equals the original: True" in text
     assert "| conv2d_nchw_intermediate | 1 x 1 x 16 x 16 | global | 1.0 KiB |" in text
+    assert "| pad_temp | 1 x 3 x 18 x 18 | global | 3.8 KiB |" in text  # one tile's input window
+    # the pass list is printed from the installed TVM: passes run before LowerInitBlock
+    listed = next(line for line in text.splitlines() if "s_tir.LowerInitBlock" in line).split(", ")
+    assert listed.index("s_tir.LowerInitBlock") > 0
+    assert listed.index("s_tir.LowerInitBlock") < listed.index("s_tir.CompactBufferAllocation")
+    assert "What this run measured, on this CPU" in text and "The roofline's verdicts, on this CPU" in text
     assert "device modules imported by the build: 0" in text
     assert 'extern "C" __global__' in text
-    assert _images(notebook) >= 1
+    assert "__shared__ alignas(64) float x_shared_ptr[256];" in text  # the head's staged chunk
+    assert "| sum in registers | 256 | 2048 | 64 |" in text and "| sum in shared memory | 256 | 3072 | 545 |" in text
+    assert "Used threads per block (2048) is greater than the allowed maximum (1024)" in text
+    feedback = _exercise_feedback(notebook)
+    assert len(feedback) >= 3
+    for number, note in enumerate(feedback, start=1):
+        # a starting point runs, and its check says what is missing: never an error, never "done"
+        assert note.startswith((f"**… Exercise {number}: no answer yet**", f"**✗ Exercise {number}: not yet**")), note[:80]
+    assert _images(notebook) >= 4  # loop nests, tile grid, speedup bars, roofline
     _plots_have_text(notebook)
+    assert "Tile grid. The 224 x 224 output is cut into 14 x 14 = 196 tiles of 16 x 16" in text
+    assert "Roofline: The four builds against this core's roofs. Measured FMA peak" in text
+    return text
+
+
+@pytest.mark.slow
+def test_tiling_trace_runs_top_to_bottom():
+    notebook, elapsed = _execute(TILING_TRACE)
+    _check_ran_here(notebook, elapsed, "02-tiling-trace")
+    _check_tiling_trace(notebook)
 
 
 @pytest.mark.slow
@@ -168,8 +237,8 @@ def test_tiling_trace_runs_compiled_for_an_avx2_cpu(monkeypatch):
     if "avx2" not in codegen.llvm_get_cpu_features(cpu_target(None)):
         pytest.skip("this host cannot run AVX2 code")
     monkeypatch.setenv("TVM_COURSE_MCPU", "haswell")
-    notebook, elapsed = _execute(LESSONS_DIR / "02-tiling-trace.ipynb")
+    notebook, elapsed = _execute(TILING_TRACE)
     _check_ran_here(notebook, elapsed, "02-tiling-trace under haswell")
-    text = _text(notebook)
+    text = _check_tiling_trace(notebook)
     assert "haswell" in text  # the lab's banner names the target it compiles for
-    assert "replayed loop nest equals the original: True" in text
+    assert "What this run measured, on this CPU (haswell)" in text
