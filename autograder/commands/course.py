@@ -55,14 +55,30 @@ def grade(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     print(format_table(report.rows))
     print()
-    print(f"{len(report.graded)} graded, {len(report.skipped)} unchanged, {len(report.failures)} failed, in {report.seconds:.1f} s")
+    print(run_summary(report))
     print(f"grades: {report.csv_path}")
+    if report.fault_log is not None:
+        print(f"the grader's own faults, in full (students see only that the grader failed): {report.fault_log}")
     if report.feedback_dir is not None:
         print(f"feedback (HTML, hidden tests left out): {report.feedback_dir}")
     _print_similarity_hints(report.course_root, args.assignment)
     for student, why in sorted(report.failures.items()):
         print(f"\n{student}: grading failed:\n{why}", file=sys.stderr)
     return EXIT_SOME_FAILED if report.failures else EXIT_OK
+
+
+def run_summary(report) -> str:
+    """ "2 graded (changed 1, new 1), 7 not graded (unchanged 6, pending-gpu 1), 0 failed, in 12.3 s" """
+    def counted(students: list[str]) -> str:
+        reasons: dict[str, int] = {}
+        for student in students:
+            decision = report.decisions.get(student)
+            if decision is not None:
+                reasons[decision.reason] = reasons.get(decision.reason, 0) + 1
+        return f" ({', '.join(f'{reason} {count}' for reason, count in sorted(reasons.items()))})" if reasons else ""
+
+    return (f"{len(report.graded)} graded{counted(report.graded)}, {len(report.skipped)} not graded{counted(report.skipped)}, "
+            f"{len(report.failures)} failed, in {report.seconds:.1f} s")
 
 
 def _print_similarity_hints(root, assignment: str) -> None:
@@ -99,8 +115,10 @@ def register(subparsers) -> None:
         description=(
             "Autograde the collected submissions of ASSIGNMENT in parallel with nbgrader, scoring the test "
             "cells from a sandboxed re-grade of the answer cells (the student's notebook is not run); write "
-            "feedback without hidden test code, a CSV of every submission, and print a table. Submissions "
-            "already graded and unchanged are skipped unless --force. When some schedules are the same or "
+            "feedback without hidden test code, a CSV of every submission, and print a table. A submission "
+            "is graded again when its content changed since it was graded, when its last grading failed, and when "
+            "points were pending and this run can score them (a grader fault; GPU parts, with --rpc or on a GPU host); "
+            "the rest are skipped unless --force, and the table says why for each. When some schedules are the same or "
             "nearly, the run ends with a short list of them: a hint where to look, not a verdict (see "
             "`tvm-course similar`)."
         ),

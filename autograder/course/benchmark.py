@@ -29,7 +29,7 @@ def run_benchmark(copies: int, workers: int, samples: list[str] | None = None, c
         per_submission = {}
         for label, count, force in (("serial (1 worker)", 1, False), (f"parallel ({workers} workers)", workers, True)):
             report = grade_assignment(GradingOptions(ASSIGNMENT, course=root, workers=count, force=force))
-            surprises = [f"{row.student}: {'; '.join(m)}" for row in report.rows if (m := submitted[row.student].mismatches(row.parts, row.status))]
+            surprises = [f"{row.student}: {'; '.join(m)}" for row in report.rows if (m := submitted[row.student].mismatches(row.parts, row.schedule))]
             per_submission[label] = report.seconds / copies
             print(
                 f"{label}: {report.seconds:.1f} s for {copies}, {report.seconds / copies:.2f} s per submission; "

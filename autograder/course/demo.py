@@ -45,7 +45,7 @@ def run_instructor_demo(workers: int = 2, out: TextIO = sys.stdout) -> int:
             GradingOptions(assignment, course=root, workers=workers, cell_timeout=DEMO_CELL_TIMEOUT_S, grader_settings=dict(DEMO_SETTINGS))
         )
         print(format_table(report.rows), file=out)
-        wrong = [f"{row.student}: {'; '.join(m)}" for row in report.rows if (m := submitted[row.student].mismatches(row.parts, row.status))]
+        wrong = [f"{row.student}: {'; '.join(m)}" for row in report.rows if (m := submitted[row.student].mismatches(row.parts, row.schedule))]
         wrong += [f"{s}: grading failed: {why.splitlines()[0]}" for s, why in report.failures.items()]
         surprises += len(wrong) + len(leaks)
         print("every sample scored as its file says it should" if not wrong else "\n".join(["NOT as expected:", *wrong]), file=out)

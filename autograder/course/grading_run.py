@@ -9,10 +9,15 @@
     ─► check that no submission was modified, then a table and a CSV of every submission
        (flagging for review what a submission changed in the released notebook: tampering.py)
 
-Running it again grades only what is new (or everything with force), updating the same
-gradebook rows: the table and the CSV always cover every submission of the assignment. A
-submission whose grading failed at any step (autograde, recording the grades, feedback, its
-deadline) loses its autograded copy and feedback, so the next run grades it again.
+Running it again grades only what changed, by content (submissions.py: a digest of what was
+graded is recorded beside each graded copy), what failed, and what was pending and can be
+scored now (a grader fault; points that needed a GPU, when this run has one); or everything
+with force. It updates the same gradebook rows: the table and the CSV always cover every
+submission of the assignment, each with the reason it was or was not graded. A submission whose
+grading failed at any step (autograde, recording the grades, feedback, its deadline) loses its
+autograded copy and feedback, so the next run grades it again. Before grading through an RPC
+tracker the run asks the device what it is (a CUDA GPU of the architecture compiled for, where
+the assignment needs one) and stops with what to do when it is not.
 """
 from __future__ import annotations
 
@@ -33,8 +38,11 @@ from ..nbgrader_ext.plan import PlanError, load_plan
 from ..problems import get_problem
 from .course_dir import CourseError, course_directory, find_course_root, load_course_config
 from .gradebook_sync import copy_gradebook, merge_submission, sqlite_path, sqlite_url
-from .submissions import fingerprint, find_submissions, graded_directory, needs_grading, recorded_submissions
-from .summary import Row, collect_rows, write_csv
+from .submissions import (
+    Decision, RunAbilities, fingerprint, find_submissions, graded_directory, grading_decision, record_graded,
+    recorded_submissions, submission_digest,
+)
+from .summary import Row, collect_rows, write_csv, write_fault_log
 from .tampering import ReleasedAssignment
 from .workers import Job, JobOutcome, WorkerSetup, run_jobs
 
@@ -62,12 +70,14 @@ class RunReport:
     course_root: Path
     rows: list[Row]
     graded: list[str]  # graded in this run
-    skipped: list[str]  # already graded and unchanged
+    skipped: list[str]  # not graded in this run (unchanged, or pending what this run cannot give)
     failures: dict[str, str]  # student -> why grading failed
     csv_path: Path
     feedback_dir: Path | None
     seconds: float
     warnings: list[str] = field(default_factory=list)
+    decisions: dict[str, Decision] = field(default_factory=dict)  # student -> why graded or not, this run
+    fault_log: Path | None = None  # the grader's faults in full, for the instructor (None: there were none)
 
 
 def grade_assignment(options: GradingOptions) -> RunReport:
@@ -95,31 +105,38 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
     config = load_course_config(root, cell_timeout=options.cell_timeout, grader_settings=options.grader_settings)
     coursedir = course_directory(config)
     main_url = coursedir.db_url
-    warnings = warnings + _check_assignment(coursedir, options.assignment, main_url, dict(config.TrustedGrader.get("settings", {})))
+    checked = _check_assignment(coursedir, options.assignment, main_url, dict(config.TrustedGrader.get("settings", {})))
+    warnings = warnings + checked.warnings
     sqlite_path(main_url).chmod(0o600)
     warnings += readable_by_others(root, coursedir, sqlite_path(main_url))
     warnings += ReleasedAssignment.load(coursedir, options.assignment).warnings  # without a release, no tampering is flagged
     submissions = find_submissions(coursedir, options.assignment)
     if not submissions:
         where = coursedir.format_path(coursedir.submitted_directory, "*", options.assignment)
-        raise CourseError(f"no submissions of {options.assignment!r} in {where}: collect them first (nbgrader collect)")
+        raise CourseError(f"no submissions of {options.assignment!r} in {where}: collect them first "
+                          "(tvm-course collect, nbgrader collect or nbgrader zip_collect)")
     unknown = sorted(set(options.students or []) - {s.student for s in submissions})
     if unknown:
         raise CourseError(f"no submission of {options.assignment!r} from {', '.join(unknown)}")
     chosen = [s for s in submissions if not options.students or s.student in options.students]
     recorded = recorded_submissions(coursedir, options.assignment)
-    todo = [s for s in chosen if options.force or needs_grading(coursedir, options.assignment, s, recorded)]
-    skipped = [s.student for s in chosen if s not in todo]
+    abilities = RunAbilities(gpu=checked.gpu)
+    decisions = {s.student: grading_decision(coursedir, options.assignment, s, recorded, abilities, options.force) for s in chosen}
+    todo = [s for s in chosen if decisions[s.student].grade]
+    skipped = [s.student for s in chosen if not decisions[s.student].grade]
     say = _Progress(options.progress, len(todo))
-    say.line(
-        f"Grading {len(todo)} submission(s) of {options.assignment} with {options.workers} worker(s)"
-        + (f"; {len(skipped)} already graded and unchanged (--force regrades them)" if skipped else "")
-    )
+    say.line(f"Grading {len(todo)} submission(s) of {options.assignment} with {options.workers} worker(s)"
+             + (f"; not grading {len(skipped)}" if skipped else ""))
+    for student in skipped:
+        say.line(f"  {student}: {decisions[student]}")
+    for submission in todo:
+        say.line(f"  {submission.student}: {decisions[submission.student]}")
     for warning in warnings:
         say.line(f"warning: {warning}")
 
     failures: dict[str, str] = {}
     before = {s.student: fingerprint(s.directory) for s in todo}
+    digests = {s.student: submission_digest(s.directory) for s in todo}
     with tempfile.TemporaryDirectory(prefix="tvm-course-grading-") as scratch:
         merged: set[str] = set()
 
@@ -146,6 +163,12 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
                 failures[outcome.student] = outcome.error
             if outcome.student in failures:
                 _forget_graded_copy(coursedir, options.assignment, outcome.student, failures)
+            else:  # finished: what was graded is recorded, so the next run knows whether it changed
+                try:
+                    record_graded(graded_directory(coursedir, options.assignment, outcome.student), digests[outcome.student])
+                except OSError as error:
+                    failures[outcome.student] = f"could not record what was graded: {error}"
+                    _forget_graded_copy(coursedir, options.assignment, outcome.student, failures)
             row = collect_rows(coursedir, options.assignment, [outcome.student], failures)[0]
             say.done(outcome, row, failures.get(outcome.student))
 
@@ -159,12 +182,14 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
             failures[submission.student] = "the submission's files changed while it was graded: grade it again"
             _forget_graded_copy(coursedir, options.assignment, submission.student, failures)
     students = [s.student for s in submissions]
-    rows = collect_rows(coursedir, options.assignment, students, failures)
+    rows = collect_rows(coursedir, options.assignment, students, failures, decisions)
     csv_path = options.csv_path or root / f"{options.assignment}-grades.csv"
     write_csv(rows, csv_path)
     csv_path.chmod(0o600)
+    fault_log = write_fault_log(rows, failures, root / f"{options.assignment}-grader-faults.log")
     feedback = Path(coursedir.format_path(coursedir.feedback_directory, ".", ".")) if options.feedback else None
-    return RunReport(root, rows, [s.student for s in todo], skipped, failures, csv_path, feedback, time.monotonic() - started, warnings)
+    return RunReport(root, rows, [s.student for s in todo], skipped, failures, csv_path, feedback, time.monotonic() - started,
+                     warnings, decisions, fault_log)
 
 
 def readable_by_others(root: Path, coursedir, gradebook: Path) -> list[str]:
@@ -196,7 +221,13 @@ def _forget_graded_copy(coursedir, assignment: str, student: str, failures: dict
                 failures[student] += f"; and {directory} could not be removed ({error}): remove it, or use --force, to grade this submission again"
 
 
-def _check_assignment(coursedir, assignment: str, main_url: str, settings: dict) -> list[str]:
+@dataclass
+class _Checked:
+    warnings: list[str] = field(default_factory=list)
+    gpu: str | None = None  # where this run runs GPU code (None: nowhere, or the assignment has none)
+
+
+def _check_assignment(coursedir, assignment: str, main_url: str, settings: dict) -> _Checked:
     """Fail early, with what to do, on what would otherwise fail once per submission."""
     if settings.get("mcpu"):
         from ..engine.cpus import UnknownCPU, cpu_target
@@ -221,23 +252,36 @@ def _check_assignment(coursedir, assignment: str, main_url: str, settings: dict)
             notebooks = [n.name for n in gradebook.find_assignment(assignment).notebooks]
     except MissingEntry:
         raise CourseError(f"{assignment!r} is not in the gradebook: {release_first}") from None
-    warnings = []
+    checked = _Checked()
     source = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
+    gpu_problems = []
     for name in notebooks:
         try:
             plan = load_plan(source / f"{name}.ipynb")
         except PlanError as error:
             raise CourseError(str(error)) from None
-        for answer in plan.answers.values():
-            if answer.kind == "schedule" and get_problem(answer.name).target == "cuda" and not settings.get("rpc_tracker"):
-                from ..engine.runners import gpu_present
+        gpu_problems += [a.name for a in plan.answers.values() if a.kind == "schedule" and get_problem(a.name).target == "cuda"]
+    if settings.get("rpc_tracker"):
+        checked.gpu = _check_rpc_device(settings["rpc_tracker"], settings["rpc_key"], gpu_problems,
+                                        settings.get("cuda_arch") or _default_cuda_arch())
+    elif gpu_problems:
+        from ..engine.runners import gpu_present
 
-                if not gpu_present():
-                    warnings.append(
-                        f"{answer.name} runs on a GPU and there is none here: correctness and speed stay pending "
-                        "(needs manual grading) until graded on a GPU host or with --rpc HOST:PORT --key KEY"
-                    )
-    return warnings
+        if gpu_present():
+            checked.gpu = "this machine's GPU"
+        else:
+            checked.warnings.append(
+                f"{', '.join(sorted(set(gpu_problems)))} runs on a GPU and there is none here: correctness and speed stay "
+                "pending (needs manual grading) until graded on a GPU host or with --rpc HOST:PORT --key KEY; a later "
+                "run that has a GPU grades them without --force"
+            )
+    return checked
+
+
+def _default_cuda_arch() -> str:
+    from ..engine.config import GraderConfig
+
+    return GraderConfig().cuda_arch
 
 
 def _check_tracker(tracker: str, key: str | None) -> None:
@@ -262,6 +306,34 @@ def _check_tracker(tracker: str, key: str | None) -> None:
         raise CourseError(f"the RPC tracker at {tracker} has no device with key {key!r} (keys: {known})")
 
 
+def _check_rpc_device(tracker: str, key: str, gpu_problems: list[str], cuda_arch: str) -> str | None:
+    """Ask the device behind the key what it is, before any submission is handed to it: a CUDA
+    GPU of the architecture the schedules are compiled for, where the assignment needs one.
+    Returns where GPU code runs in this run (None: the assignment has no GPU problem)."""
+    from ..engine.runners import probe_device
+
+    try:
+        device = probe_device(tracker, key)
+    except ConnectionError as error:
+        raise CourseError(f"{error}: is its server busy or gone? (python -m tvm.exec.query_rpc_tracker --port PORT lists them)") from None
+    if not gpu_problems:
+        if not device.cpu:
+            raise CourseError(f"the {device.where} answers but has no CPU device to run on")
+        return None
+    needs = ", ".join(sorted(set(gpu_problems)))
+    if not device.cuda:
+        raise CourseError(
+            f"refusing to grade {needs} on the {device.where}: it is not a CUDA device ({device.problem}). Start the "
+            f"server on the GPU host (python -m tvm.exec.rpc_server --tracker {tracker} --key {key}), where TVM sees the GPU"
+        )
+    if device.arch and device.arch != cuda_arch:
+        raise CourseError(
+            f"the {device.where} is {device.arch} ({device.name or 'a CUDA GPU'}), but the schedules would be compiled for "
+            f"{cuda_arch}: pass --cuda-arch {device.arch}"
+        )
+    return f"{device.where} ({device.name or 'CUDA'}, {device.arch or cuda_arch})"
+
+
 class _Progress:
     def __init__(self, stream: TextIO | None, total: int):
         self.stream, self.total, self.count, self.started = stream, total, 0, time.monotonic()
@@ -276,7 +348,9 @@ class _Progress:
         left = elapsed / self.count * (self.total - self.count)
         if failure is None:
             score = "pending" if row.score is None else f"{row.score:g}/{row.max_score:g}"
-            verdict = f"{score} {row.status}" + (f" {row.speedup:.2f}x" if row.speedup is not None else "")
+            if row.pending and row.score is not None:
+                score += " + pending"
+            verdict = f"{score} ({row.status}), schedule {row.schedule}" + (f" {row.speedup:.2f}x" if row.speedup is not None else "")
         else:
             verdict = "FAILED: " + failure.strip().splitlines()[0][:100]
         eta = f", about {left:.0f} s left" if self.count < self.total else ""

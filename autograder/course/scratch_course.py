@@ -13,7 +13,7 @@ from .course_dir import CONFIG_FILE, CourseError, course_directory, load_course_
 from ..problems.variants import create_secret
 from .samples import Sample, load_samples, submit
 
-GENERATED = ("release", "submitted", "autograded", "feedback", "gradebook.db", "*.csv", "*.log", ".nbgrader.log", "__pycache__")
+GENERATED = ("release", "submitted", "autograded", "feedback", "downloaded", "gradebook.db", "*.csv", "*.log", ".nbgrader.log", "__pycache__")
 # Not copied either: a scratch course gets a secret of its own, and with it variants of its own.
 PRIVATE = ("variant-secret",)
 # The course in this repository: autograder/course/ -> repository root -> course/

@@ -1,20 +1,32 @@
-"""The submissions of an assignment, and which of them need (re)grading.
+"""The submissions of an assignment, and which of them need (re)grading, and why.
 
 nbgrader keeps a collected submission in submitted/STUDENT/ASSIGNMENT/ and its graded copy in
-autograded/STUDENT/ASSIGNMENT/. A submission needs grading when it has no graded copy, when a
-notebook is missing from the graded copy, or when it was submitted again since (its
-timestamp.txt is newer): the same rule `nbgrader autograde` applies without --force. And,
-since the graded copy is written before the grades reach the course's gradebook, also when the
-gradebook does not hold this submission with the timestamp it was submitted at.
+autograded/STUDENT/ASSIGNMENT/. Whether a submission needs grading is decided by its content,
+never by file times or timestamp.txt dates: when a grading has finished (its grades are in the
+course's gradebook, its feedback written) the run records, beside the graded copy, a sha256 of
+each submitted notebook and of timestamp.txt (GRADED_RECORD). A submission is graded again when
+those differ (edited in place, resubmitted, a notebook added or removed), when there is no
+graded copy or no record (never graded, or its last grading failed and was removed), when a
+notebook is missing from the graded copy, when the gradebook does not hold the submission, and
+when some of its points are pending and this run can score them: a grader fault is retried by
+every run, points pending for want of a GPU by a run that has one (--rpc, or a local GPU).
+Every decision carries the reason the run's summary shows.
 """
 from __future__ import annotations
 
 import glob
 import hashlib
+import json
 import os
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
+
+from ..nbgrader_ext.plan import METADATA_KEY
+
+GRADED_RECORD = ".tvm-course-graded.json"  # in autograded/STUDENT/ASSIGNMENT/, written after a finished grading
+RECORD_FORMAT = "tvm-course-graded/1"
+TIMESTAMP_FILE = "timestamp.txt"
 
 
 @dataclass(frozen=True)
@@ -22,6 +34,31 @@ class Submission:
     student: str
     directory: Path  # submitted/STUDENT/ASSIGNMENT
     notebooks: tuple[str, ...]  # notebook names without .ipynb
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What the course's gradebook holds of one student's submission."""
+
+    timestamp: datetime | None
+    pending: tuple[str, ...] = ()  # grade cells with neither an automatic nor a manual score
+
+
+@dataclass(frozen=True)
+class Decision:
+    grade: bool
+    reason: str  # a short code: new, changed, forced, pending-gpu, grader-fault, unchanged, ...
+    detail: str  # what the summary says, in words
+
+    def __str__(self) -> str:
+        return self.detail
+
+
+@dataclass(frozen=True)
+class RunAbilities:
+    """What this run can score that an earlier one perhaps could not."""
+
+    gpu: str | None = None  # where GPU code runs in this run ("RPC device 'h100' via HOST:PORT", "this machine"), or None
 
 
 def find_submissions(coursedir, assignment: str) -> list[Submission]:
@@ -40,33 +77,110 @@ def graded_directory(coursedir, assignment: str, student: str) -> Path:
     return Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
 
 
-def recorded_submissions(coursedir, assignment: str) -> dict[str, datetime | None]:
-    """student -> the timestamp of the submission of `assignment` the course's gradebook holds."""
+def submission_digest(directory: Path) -> dict[str, str]:
+    """sha256 of each submitted notebook and of timestamp.txt: the content that is graded."""
+    directory = Path(directory)
+    names = sorted(p.name for p in directory.glob("*.ipynb")) + ([TIMESTAMP_FILE] if (directory / TIMESTAMP_FILE).is_file() else [])
+    return {name: hashlib.sha256((directory / name).read_bytes()).hexdigest() for name in names}
+
+
+def record_graded(graded: Path, digest: dict[str, str]) -> None:
+    """Say, beside the graded copy, what content was graded (after a grading that finished)."""
+    record = {"format": RECORD_FORMAT, "sha256": digest, "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    (Path(graded) / GRADED_RECORD).write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
+
+
+def graded_record(graded: Path) -> dict[str, str] | None:
+    """The digest recorded when `graded` was made, or None (no record, or not one of ours)."""
+    try:
+        record = json.loads((Path(graded) / GRADED_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT or not isinstance(record.get("sha256"), dict):
+        return None
+    return {str(k): str(v) for k, v in record["sha256"].items()}
+
+
+def recorded_submissions(coursedir, assignment: str) -> dict[str, Recorded]:
+    """student -> what the course's gradebook holds of their submission of `assignment`."""
     from nbgrader.api import Gradebook
 
     url = coursedir.db_url
     if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
         return {}  # opening it would create an empty gradebook
+    found = {}
     with Gradebook(url, coursedir.course_id) as gradebook:
-        return {s.student_id: s.timestamp for s in gradebook.assignment_submissions(assignment)}
+        for submission in gradebook.assignment_submissions(assignment):
+            pending = tuple(sorted(
+                grade.name for notebook in submission.notebooks for grade in notebook.grades
+                if grade.auto_score is None and grade.manual_score is None
+            ))
+            found[submission.student_id] = Recorded(submission.timestamp, pending)
+    return found
 
 
-def needs_grading(coursedir, assignment: str, submission: Submission, recorded: dict[str, datetime | None] | None = None) -> bool:
-    """`recorded`: recorded_submissions(coursedir, assignment), read here when not given."""
+def pending_cause(graded: Path) -> str | None:
+    """Why the graded copy's pending points are pending, from the trusted grader's record:
+    "grader-fault" (the grader failed: retry), "needs-gpu" (no GPU was there), or None."""
+    causes = set()
+    for path in sorted(Path(graded).glob("*.ipynb")):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get(METADATA_KEY, {})
+        except (OSError, ValueError, AttributeError):
+            continue
+        for result in (record.get("results") or {}).values():
+            if isinstance(result, dict) and result.get("grader_fault"):
+                causes.add("grader-fault")
+            elif isinstance(result, dict) and result.get("status") == "needs-gpu":
+                causes.add("needs-gpu")
+    return "grader-fault" if "grader-fault" in causes else ("needs-gpu" if causes else None)
+
+
+def grading_decision(coursedir, assignment: str, submission: Submission, recorded: dict[str, Recorded] | None = None,
+                     abilities: RunAbilities = RunAbilities(), force: bool = False) -> Decision:
+    """Whether `submission` is graded in this run, and why. `recorded`:
+    recorded_submissions(coursedir, assignment), read here when not given."""
+    if force:
+        return Decision(True, "forced", "graded again (--force)")
     graded = graded_directory(coursedir, assignment, submission.student)
-    if not all((graded / f"{name}.ipynb").exists() for name in submission.notebooks):
-        return True
-    submitted_at = coursedir.get_existing_timestamp(str(submission.directory))
-    graded_at = coursedir.get_existing_timestamp(str(graded))
-    if submitted_at is not None and graded_at is not None and submitted_at > graded_at:
-        return True
+    if not graded.is_dir():
+        return Decision(True, "new", "not graded yet (or its last grading failed)")
+    missing = [f"{name}.ipynb" for name in submission.notebooks if not (graded / f"{name}.ipynb").exists()]
+    if missing:
+        return Decision(True, "incomplete", f"its graded copy lacks {', '.join(missing)}")
+    was = graded_record(graded)
+    if was is None:
+        return Decision(True, "no-record", "no record of what was graded (graded by an earlier version, or the grading did not finish)")
+    now = submission_digest(submission.directory)
+    if now != was:
+        return Decision(True, "changed", f"changed since it was graded: {_changes(was, now)}")
     if recorded is None:
         recorded = recorded_submissions(coursedir, assignment)
-    # The grades of this very submission are in the gradebook (not missing, not an earlier one's;
-    # without a timestamp.txt there is no telling which one it holds).
-    if submission.student not in recorded:
-        return True
-    return submitted_at is not None and recorded[submission.student] != submitted_at
+    held = recorded.get(submission.student)
+    if held is None:
+        return Decision(True, "not-recorded", "its grades are not in the gradebook")
+    if held.pending:
+        cause = pending_cause(graded)
+        cells = ", ".join(held.pending)
+        if cause == "grader-fault":
+            return Decision(True, "grader-fault", f"the grader failed on it last time ({cells} pending): graded again")
+        if cause == "needs-gpu" and abilities.gpu:
+            return Decision(True, "pending-gpu", f"{cells} pending for want of a GPU: graded on {abilities.gpu}")
+        if cause == "needs-gpu":
+            return Decision(False, "pending-gpu", f"unchanged; {cells} pending until a run with a GPU (--rpc HOST:PORT --key KEY, or on a GPU host)")
+        return Decision(False, "pending-manual", f"unchanged; {cells} need manual grading")
+    return Decision(False, "unchanged", "unchanged since it was graded (same content)")
+
+
+def needs_grading(coursedir, assignment: str, submission: Submission, recorded: dict[str, Recorded] | None = None) -> bool:
+    return grading_decision(coursedir, assignment, submission, recorded).grade
+
+
+def _changes(was: dict[str, str], now: dict[str, str]) -> str:
+    said = [f"{name} edited" for name in sorted(set(was) & set(now)) if was[name] != now[name]]
+    said += [f"{name} added" for name in sorted(set(now) - set(was))]
+    said += [f"{name} removed" for name in sorted(set(was) - set(now))]
+    return ", ".join(said)
 
 
 def fingerprint(directory: Path) -> dict[str, str]:

@@ -1,41 +1,70 @@
 """The grading run's results: one row per submission, as a table and as CSV.
 
-Scores come from the gradebook (so a manual score an instructor entered shows); the status and
-speedup of a schedule come from the trusted grader's record in the autograded notebook.
-What a submission changed in the released notebook (tampering.py) flags it for review.
+Scores come from the gradebook (so a manual score an instructor entered shows); the schedule's
+status and speedup come from the trusted grader's record in the autograded notebook. The two
+are kept apart: `status` is the assignment's (full marks, points lost, pending, not graded,
+grading-failed), `schedule` is the schedule's Result status (passed, failed, error, ...), so a
+schedule that passed in a submission that lost the arithmetic's points reads "points lost,
+passed". Whenever points were lost, `lost` says which cells lost how many, and why, from the
+same verdicts the feedback shows. What a submission changed in the released notebook
+(tampering.py) flags it for review. A grader fault (the grader failed, not the student) leaves
+its parts pending; the student's feedback says only that, and the full messages go to the
+instructor: the notes, and ASSIGNMENT-grader-faults.log beside the CSV.
 """
 from __future__ import annotations
 
 import csv
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
 from ..engine.untrusted_text import visible
-from ..nbgrader_ext.plan import METADATA_KEY
+from ..nbgrader_ext.plan import METADATA_KEY, GradingPlan, PlanError, load_plan
 from .submissions import graded_directory
 from .tampering import ReleasedAssignment
+
+FULL, LOST, PENDING, NOT_GRADED, FAILED = "full marks", "points lost", "pending", "not graded", "grading-failed"
 
 
 @dataclass
 class Row:
     student: str
-    score: float | None = None
+    score: float | None = None  # points in the gradebook, before any late penalty; None: nothing scored yet
     max_score: float = 0.0
-    status: str = "not graded"
+    status: str = NOT_GRADED  # the assignment's: FULL, LOST, PENDING, NOT_GRADED or FAILED
     speedup: float | None = None
     parts: dict[str, float | None] = field(default_factory=dict)  # grade cell -> points (None: pending)
     needs_manual_grade: bool = False
     review: bool = False
     note: str = ""
     changes: str = ""  # what the submission changed in the released notebook (tampering.py); flagged for review
+    schedule: str = "-"  # the schedule's Result status (several, comma-separated, for several schedules)
+    lost: str = ""  # which points were lost and why
+    out_of: dict[str, float] = field(default_factory=dict)  # grade cell -> its points
+    late_penalty: float = 0.0
+    grader_faults: list[str] = field(default_factory=list)  # the grader's own failures, in full (instructor only)
+    run: str = ""  # why this run graded it or not (submissions.Decision)
+    run_reason: str = ""  # the decision's short code
+
+    @property
+    def pending(self) -> list[str]:
+        return [name for name, points in self.parts.items() if points is None]
+
+    @property
+    def final_score(self) -> float | None:
+        """The score the LMS gets: after the late penalty; None while anything is pending."""
+        if self.score is None or self.pending or self.status == FAILED:
+            return None
+        return max(0.0, self.score - self.late_penalty)
 
 
-def collect_rows(coursedir, assignment: str, students: list[str], failures: dict[str, str]) -> list[Row]:
+def collect_rows(coursedir, assignment: str, students: list[str], failures: dict[str, str], decisions: dict | None = None) -> list[Row]:
     rows = []
     released = ReleasedAssignment.load(coursedir, assignment)
+    plans = _plans(coursedir, assignment)
     with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
         for student in students:
             row = Row(student)
@@ -45,38 +74,70 @@ def collect_rows(coursedir, assignment: str, students: list[str], failures: dict
                 submission = None
             if submission is not None:
                 row.max_score = float(submission.max_score)
+                row.late_penalty = float(submission.late_submission_penalty or 0.0)
                 for notebook in submission.notebooks:
                     for grade in notebook.grades:
                         ungraded = grade.auto_score is None and grade.manual_score is None
                         row.parts[grade.name] = None if ungraded else float(grade.score)
+                        row.out_of[grade.name] = float(grade.max_score)
                 known = [p for p in row.parts.values() if p is not None]
                 row.score = float(sum(known)) if known or not row.parts else None
                 row.needs_manual_grade = bool(submission.needs_manual_grade)
-            _read_trusted_record(row, graded_directory(coursedir, assignment, student))
+            record = _read_trusted_record(row, graded_directory(coursedir, assignment, student))
             row.changes = released.changes(Path(coursedir.format_path(coursedir.submitted_directory, student, assignment)))
             row.review = row.review or bool(row.changes)
+            if submission is not None:
+                full = row.score is not None and row.score - row.late_penalty >= row.max_score - 1e-9
+                row.status = PENDING if row.pending else (FULL if full else LOST)
+                row.lost = _lost_points(row, plans, record)
+            if row.grader_faults:
+                row.note = f"grader fault (pending; in full in {assignment}-grader-faults.log): {row.grader_faults[0].splitlines()[0][:200]}"
             if student in failures:
-                row.status, row.note = "grading-failed", visible(failures[student].strip().splitlines()[0])
+                row.status, row.note = FAILED, visible(failures[student].strip().splitlines()[0])
+            if decisions and student in decisions:
+                decision = decisions[student]
+                row.run = ("graded: " if decision.grade else "not graded: ") + decision.detail
+                row.run_reason = decision.reason
             rows.append(row)
     return rows
 
 
-def _read_trusted_record(row: Row, graded: Path) -> None:
-    statuses = []
+def _plans(coursedir, assignment: str) -> GradingPlan:
+    """The grading plan of the assignment's source notebooks, merged (empty where unreadable)."""
+    merged = GradingPlan()
+    source = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
+    for path in sorted(source.glob("*.ipynb")):
+        try:
+            plan = load_plan(path)
+        except (PlanError, OSError, ValueError):
+            continue
+        merged.answers.update(plan.answers)
+        merged.scored.update(plan.scored)
+        merged.reports.update(plan.reports)
+    return merged
+
+
+def _read_trusted_record(row: Row, graded: Path) -> dict:
+    statuses, merged = [], {"results": {}, "questions": {}}
     for path in sorted(graded.glob("*.ipynb")):
         try:
             record = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get(METADATA_KEY, {})
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):
             continue
-        for result in record.get("results", {}).values():
+        merged["results"].update(record.get("results") or {})
+        merged["questions"].update(record.get("questions") or {})
+        for result in (record.get("results") or {}).values():
             statuses.append(result.get("status", "?"))
             if row.speedup is None and result.get("speedup") is not None:
                 row.speedup = float(result["speedup"])
             row.review = row.review or bool(result.get("review"))
-            if not row.note and result.get("status") != "passed":
+            if result.get("grader_fault"):
+                row.grader_faults.append(visible("\n".join(str(m) for m in result.get("messages", [])) or result.get("status", "?")))
+            elif not row.note and result.get("status") != "passed":
                 row.note = _reason(result)
     if statuses:
-        row.status = ",".join(statuses)
+        row.schedule = ",".join(statuses)
+    return merged
 
 
 def _reason(result: dict) -> str:
@@ -86,18 +147,64 @@ def _reason(result: dict) -> str:
     return visible(" ".join(str(reasons[0]).split())[:300]) if reasons else ""
 
 
+def _lost_points(row: Row, plan: GradingPlan, record: dict) -> str:
+    """Which cells lost points, how many, and why: "speed -3 of 3 (0.31x the speed of the yardstick)"."""
+    said = []
+    for name, points in row.parts.items():
+        out_of = row.out_of.get(name, 0.0)
+        if points is None or points >= out_of - 1e-9:
+            continue
+        said.append(f"{name} -{out_of - points:g} of {out_of:g}" + (f" ({why})" if (why := _why_lost(name, plan, record)) else ""))
+    if row.late_penalty:
+        said.append(f"late -{row.late_penalty:g}")
+    return visible("; ".join(said))
+
+
+def _why_lost(grade_id: str, plan: GradingPlan, record: dict) -> str:
+    from ..engine.report import Result
+    from ..nbgrader_ext.credit import score_part
+
+    cell = plan.scored.get(grade_id)
+    if cell is None or cell.answer not in plan.answers:
+        return ""
+    answer = plan.answers[cell.answer]
+    try:
+        if answer.kind == "schedule":
+            result = record["results"].get(answer.grade_id)
+            if result is None:
+                return ""
+            message = score_part(Result.from_dict(result), cell.part).message
+            return _short(message.split("; ", 1)[1] if "; " in message else message)
+        marks = record["questions"].get(answer.grade_id) or {}
+        lines = [str(line) for line in marks.get("lines", [])]
+        wrong = [re.split(r"[ =:]", line, maxsplit=1)[0] for line in lines if re.match(r"^[A-Z_][A-Z0-9_]* ", line) and ": right" not in line]
+        return f"wrong: {', '.join(wrong)}" if wrong else _short(lines[0]) if lines else ""
+    except (KeyError, TypeError, ValueError, AttributeError):  # a record of another version: say nothing rather than fail
+        return ""
+
+
+def _short(text: str, limit: int = 100) -> str:
+    """The gist of a verdict: parentheticals dropped, up to the first ': ' or '. '."""
+    text = " ".join(re.sub(r"\s*\([^()]*\)", "", text).split())
+    text = re.split(r": |\. ", text, maxsplit=1)[0]
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def format_table(rows: list[Row]) -> str:
-    header = ("student", "score", "status", "speedup", "notes")
+    header = ("student", "score", "status", "schedule", "speedup", "this run", "notes")
     lines = [header]
     for row in rows:
         score = "-" if row.score is None else f"{row.score:g} / {row.max_score:g}"
-        if row.score is not None and any(p is None for p in row.parts.values()):
+        if row.score is not None and row.pending:
             score += " + pending"
-        notes = "; ".join(filter(None, ["needs manual grading" if row.needs_manual_grade else "", _review_note(row), row.note]))
-        lines.append((row.student, score, row.status, "-" if row.speedup is None else f"{row.speedup:.2f}x", notes[:90]))
-    widths = [max(len(line[i]) for line in lines) for i in range(4)]
-    text = ["  ".join(cell.ljust(width) for cell, width in zip(line[:4], widths)) + "  " + line[4] for line in lines]
-    text.insert(1, "-" * min(120, max(len(t) for t in text)))
+        run = ("graded" if row.run.startswith("graded") else "skipped") + f" ({row.run_reason})" if row.run_reason else ""
+        notes = "; ".join(filter(None, [
+            _review_note(row), f"lost {row.lost}" if row.lost else "", "needs manual grading" if row.needs_manual_grade else "", row.note,
+        ]))
+        lines.append((row.student, score, row.status, row.schedule, "-" if row.speedup is None else f"{row.speedup:.2f}x", run, notes[:140]))
+    widths = [max(len(line[i]) for line in lines) for i in range(6)]
+    text = ["  ".join(cell.ljust(width) for cell, width in zip(line[:6], widths)) + "  " + line[6] for line in lines]
+    text.insert(1, "-" * min(140, max(len(t) for t in text)))
     return "\n".join(t.rstrip() for t in text)
 
 
@@ -105,13 +212,35 @@ def write_csv(rows: list[Row], path: Path) -> None:
     parts = sorted({name for row in rows for name in row.parts})
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", "score", "max_score", "status", "speedup", *parts, "needs_manual_grade", "review", "note", "changes"])
+        writer.writerow(["student", "score", "max_score", "status", "speedup", "schedule", "lost", "late_penalty", "this_run",
+                         *parts, "needs_manual_grade", "review", "note", "changes"])
         for row in rows:
             writer.writerow(
-                [row.student, _number(row.score), _number(row.max_score), row.status, _number(row.speedup)]
+                [row.student, _number(row.score), _number(row.max_score), row.status, _number(row.speedup), row.schedule,
+                 row.lost, _number(row.late_penalty), row.run]
                 + [_number(row.parts.get(name)) for name in parts]
                 + [int(row.needs_manual_grade), int(row.review), row.note, row.changes]
             )
+
+
+def write_fault_log(rows: list[Row], failures: dict[str, str], path: Path) -> Path | None:
+    """Every grader fault and failed grading of the assignment, in full, for the instructor (the
+    students' feedback says only that the grader failed). Rewritten each run from what is
+    recorded now; removed when there is nothing to say."""
+    blocks = []
+    for row in rows:
+        entries = [f"grader fault (its parts pending until regraded):\n{fault}" for fault in row.grader_faults]
+        if row.student in failures:
+            entries.append(f"grading failed:\n{visible(failures[row.student].strip())}")
+        if entries:
+            blocks.append(f"== {row.student} ==\n" + "\n\n".join(entries))
+    path = Path(path)
+    if not blocks:
+        path.unlink(missing_ok=True)
+        return None
+    path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    path.chmod(0o600)
+    return path
 
 
 def _review_note(row: Row) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import socket
 import tempfile
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -72,6 +73,53 @@ def check_tracker_reachable(address: str, timeout_s: float = 3.0) -> None:
             pass
     except OSError as error:
         raise ConnectionError(f"cannot reach the RPC tracker at {address}: {error.strerror or error}") from None
+
+
+@dataclass(frozen=True)
+class RemoteDevice:
+    """What a device behind an RPC tracker says about itself (probe_device)."""
+
+    where: str  # "RPC device 'KEY' via HOST:PORT"
+    cpu: bool  # the server answers with a CPU device (every TVM server does)
+    cuda: bool  # it has a CUDA device 0
+    arch: str | None = None  # e.g. sm_90, from the device's compute capability
+    name: str | None = None  # e.g. "NVIDIA H100 80GB HBM3"
+    problem: str | None = None  # why `cuda` is False, when the server said
+
+
+def probe_device(tracker: str, key: str, timeout_s: float = 30) -> RemoteDevice:
+    """Request a session for `key` from the tracker and ask its device what it is. Raises
+    ConnectionError when no session can be had (TVM's own message, last line)."""
+    from tvm import rpc
+
+    host, port = parse_tracker(tracker)
+    where = f"RPC device '{key}' via {tracker}"
+    try:
+        remote = rpc.connect_tracker(host, port).request(key, priority=1, session_timeout=int(timeout_s), max_retry=2)
+    except Exception as error:
+        raise ConnectionError(f"no session from the {where}: {_last_line(error)}") from None
+    try:
+        try:
+            cpu = bool(remote.cpu(0).exist)
+        except Exception:
+            cpu = False
+        try:
+            device = remote.cuda(0)
+            cuda = bool(device.exist)
+        except Exception as error:  # a server whose runtime has no CUDA device API
+            return RemoteDevice(where, cpu, False, problem=_last_line(error))
+        if not cuda:
+            return RemoteDevice(where, cpu, False, problem="tvm.cuda(0) does not exist there")
+        version, name = device.compute_version, device.device_name
+        arch = "sm_" + version.replace(".", "") if version else None
+        return RemoteDevice(where, cpu, True, arch=arch, name=name)
+    finally:
+        del remote  # ends the session: the server goes back to the tracker's pool
+
+
+def _last_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    return lines[-1] if lines else error.__class__.__name__
 
 
 def open_session(target_kind: str, tracker: str | None, key: str | None):

@@ -21,6 +21,8 @@ PARTS = {
     "speed": ("speed", "speed"),
 }
 
+GRADER_FAILED = "the grader failed; your instructor will regrade this part"
+
 NOT_RUN = {
     "error": "your schedule did not run",
     "timeout": "your schedule did not finish in time",
@@ -44,12 +46,9 @@ def score_part(result: Result, part: str) -> PartScore:
         raise ValueError(f"unknown part {part!r}; parts: {', '.join(PARTS)}")
     credit_key, check_name = PARTS[part]
     if getattr(result, "grader_fault", False):  # the grader's failure is no reason to score the student 0
-        reason = result.messages[0].strip().splitlines()[0] if result.messages else result.status
-        return PartScore(
-            part, None,
-            f"{part}: pending: the grader failed, not your schedule ({reason}); this part is not scored "
-            "until an instructor regrades the submission",
-        )
+        # One line and no details: what failed is the grader's business (its messages can quote
+        # tracebacks, hosts and paths); the instructor has them in full (course/summary.py).
+        return PartScore(part, None, f"{part}: pending: {GRADER_FAILED}")
     if result.status == "needs-gpu":
         return PartScore(part, None, f"{part}: pending, no GPU here: the schedule compiled for CUDA and passed the static checks; it is scored on a GPU host (or through --rpc)")
     weight = getattr(get_problem(result.problem).weights, credit_key)

@@ -41,6 +41,7 @@ from traitlets.config import Configurable
 
 from ..engine.config import GraderConfig
 from ..problems.variants import TABLE_FILE, VariantError, check_student_id, course_secret, variant_for, write_table
+from .credit import GRADER_FAILED
 from .plan import METADATA_KEY, GradingPlan, PlanError, load_plan
 from .trusted import TrustedGrading, TrustedVerdicts
 
@@ -257,7 +258,9 @@ def _write_outputs(nb, plan: GradingPlan, trusted: TrustedVerdicts) -> None:
                 )
         elif grade_id in plan.reports:
             result = trusted.results.get(plan.reports[grade_id])
-            if result is not None:
+            if result is not None and result.grader_fault:  # the student is told that much, no more
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"{GRADER_FAILED}\n")]
+            elif result is not None:
                 cell.outputs = [
                     nbformat.v4.new_output("display_data", data={"text/plain": result.to_text(), "text/html": result._repr_html_()})
                 ]

@@ -14,7 +14,10 @@ from sqlalchemy.exc import SAWarning
 from autograder.course.course_dir import CourseError, course_directory, find_course_root, load_course_config
 from autograder.course.samples import load_samples
 from autograder.course.scratch_course import copy_course, release_leaks
-from autograder.course.submissions import find_submissions, fingerprint, needs_grading, recorded_submissions
+from autograder.course.submissions import (
+    GRADED_RECORD, Recorded, RunAbilities, find_submissions, fingerprint, graded_directory, grading_decision, needs_grading,
+    record_graded, recorded_submissions, submission_digest,
+)
 
 from .conftest import COURSE, REPO, source_notebook
 
@@ -35,14 +38,14 @@ def test_a_broken_config_file_is_reported(tmp_path):
 
 def test_a_copy_leaves_generated_output_behind(tmp_path):
     source = copy_course(COURSE, tmp_path / "original")
-    for generated in ("release/tiling", "submitted/ada/tiling", "autograded/ada/tiling", "feedback/ada/tiling"):
+    for generated in ("release/tiling", "submitted/ada/tiling", "autograded/ada/tiling", "feedback/ada/tiling", "downloaded/tiling/archive"):
         (source / generated).mkdir(parents=True)
     (source / "gradebook.db").write_text("")
     (source / "tiling-grades.csv").write_text("")
     copy = copy_course(source, tmp_path / "copy")
     names = {p.name for p in copy.iterdir()}
     assert {"nbgrader_config.py", "source", "samples"} <= names
-    assert not names & {"release", "submitted", "autograded", "feedback", "gradebook.db", "tiling-grades.csv"}
+    assert not names & {"release", "submitted", "autograded", "feedback", "downloaded", "gradebook.db", "tiling-grades.csv"}
     assert load_course_config(copy).CourseDirectory.root == str(copy)
 
 
@@ -70,39 +73,88 @@ def record_in_gradebook(coursedir, student, when):
         gradebook.update_or_create_submission("tiling", student, timestamp=parse_utc(when))
 
 
-def test_submissions_need_grading_until_graded_and_again_when_resubmitted(tmp_path):
+def graded_as_the_run_leaves_it(coursedir, submission, when):
+    """What a finished grading leaves: the graded copy, what was graded recorded beside it, the gradebook's row."""
+    graded = graded_directory(coursedir, "tiling", submission.student)
+    shutil.copytree(submission.directory, graded, dirs_exist_ok=True)
+    record_graded(graded, submission_digest(submission.directory))
+    record_in_gradebook(coursedir, submission.student, when)
+    return graded
+
+
+def test_a_submission_is_graded_until_graded_and_again_when_its_content_changes(tmp_path):
     root = copy_course(COURSE, tmp_path / "course")
     coursedir = course_directory(load_course_config(root))
     write_submission(root, "ada", "2026-01-01 10:00:00.000000 UTC")
     (submission,) = find_submissions(coursedir, "tiling")
     assert submission.student == "ada" and submission.notebooks == ("tiling",)
-    assert needs_grading(coursedir, "tiling", submission)
-    graded = root / "autograded" / "ada" / "tiling"
-    shutil.copytree(submission.directory, graded)
-    record_in_gradebook(coursedir, "ada", "2026-01-01 10:00:00.000000 UTC")
+    assert grading_decision(coursedir, "tiling", submission).reason == "new"
+    graded = graded_as_the_run_leaves_it(coursedir, submission, "2026-01-01 10:00:00.000000 UTC")
+    decision = grading_decision(coursedir, "tiling", submission)
+    assert not decision.grade and decision.reason == "unchanged" and "same content" in decision.detail
+    assert grading_decision(coursedir, "tiling", submission, force=True).reason == "forced"
+
+    # edited in place: the same timestamp.txt, the file's time set back; only its content says so
+    notebook = submission.directory / "tiling.ipynb"
+    stat = notebook.stat()
+    notebook.write_text(notebook.read_text().replace("\n", " \n", 1))
+    os.utime(notebook, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    decision = grading_decision(coursedir, "tiling", submission)
+    assert decision.grade and decision.reason == "changed" and "tiling.ipynb edited" in decision.detail
+    record_graded(graded, submission_digest(submission.directory))
     assert not needs_grading(coursedir, "tiling", submission)
-    write_submission(root, "ada", "2026-01-02 10:00:00.000000 UTC")
-    assert needs_grading(coursedir, "tiling", submission)
-    os.remove(graded / "tiling.ipynb")
-    assert needs_grading(coursedir, "tiling", submission)
+
+    write_submission(root, "ada", "2026-01-02 10:00:00.000000 UTC")  # resubmitted: a new timestamp.txt
+    assert "timestamp.txt edited" in grading_decision(coursedir, "tiling", submission).detail
+    record_graded(graded, submission_digest(submission.directory))
+    (graded / "tiling.ipynb").unlink()
+    assert grading_decision(coursedir, "tiling", submission).reason == "incomplete"
 
 
-def test_a_graded_copy_whose_grades_never_reached_the_gradebook_is_graded_again(tmp_path):
-    # autograde writes autograded/STUDENT/ASSIGNMENT (with the submission's timestamp.txt) before
-    # the grades are merged: a merge or a feedback that failed after it must not leave it "graded".
+def test_a_graded_copy_whose_grading_did_not_finish_is_graded_again(tmp_path):
+    # autograde writes autograded/STUDENT/ASSIGNMENT before the grades are merged and the feedback
+    # written: without the record a finished grading leaves, it is not "graded".
     root = copy_course(COURSE, tmp_path / "course")
     coursedir = course_directory(load_course_config(root))
     write_submission(root, "ada", "2026-01-02 10:00:00.000000 UTC")
     (submission,) = find_submissions(coursedir, "tiling")
-    shutil.copytree(submission.directory, root / "autograded" / "ada" / "tiling")
-    assert needs_grading(coursedir, "tiling", submission)  # no gradebook at all
+    graded = root / "autograded" / "ada" / "tiling"
+    shutil.copytree(submission.directory, graded)
+    assert grading_decision(coursedir, "tiling", submission).reason == "no-record"
+    record_graded(graded, submission_digest(submission.directory))
+    assert grading_decision(coursedir, "tiling", submission).reason == "not-recorded"  # no gradebook at all
     assert not (root / "gradebook.db").exists()  # and asking did not create one
     record_in_gradebook(coursedir, "ada", "2026-01-01 10:00:00.000000 UTC")
-    assert needs_grading(coursedir, "tiling", submission)  # the gradebook holds an earlier submission's grades
-    record_in_gradebook(coursedir, "ada", "2026-01-02 10:00:00.000000 UTC")
     assert not needs_grading(coursedir, "tiling", submission)
     assert not needs_grading(coursedir, "tiling", submission, recorded_submissions(coursedir, "tiling"))
     assert needs_grading(coursedir, "tiling", submission, recorded={})
+    (graded / GRADED_RECORD).write_text("{not json")
+    assert grading_decision(coursedir, "tiling", submission).reason == "no-record"
+
+
+def test_pending_points_are_graded_by_the_next_run_that_can_score_them(tmp_path):
+    root = copy_course(COURSE, tmp_path / "course")
+    coursedir = course_directory(load_course_config(root))
+    write_submission(root, "ada", "2026-01-02 10:00:00.000000 UTC")
+    (submission,) = find_submissions(coursedir, "tiling")
+    graded = graded_as_the_run_leaves_it(coursedir, submission, "2026-01-02 10:00:00.000000 UTC")
+    pending = {"ada": Recorded(None, ("correctness", "speed"))}
+
+    def trusted_record(**result):
+        notebook = nbformat.read(graded / "tiling.ipynb", as_version=4)
+        notebook.metadata["tvm_course"] = {"results": {"schedule": {"problem": "gpu-fused-conv", **result}}}
+        nbformat.write(notebook, graded / "tiling.ipynb")
+
+    trusted_record(status="needs-gpu")
+    without = grading_decision(coursedir, "tiling", submission, pending)
+    assert not without.grade and without.reason == "pending-gpu" and "--rpc" in without.detail
+    gpu = RunAbilities(gpu="RPC device 'h100' via gpu-host:9190")
+    with_gpu = grading_decision(coursedir, "tiling", submission, pending, gpu)
+    assert with_gpu.grade and with_gpu.reason == "pending-gpu" and "RPC device 'h100'" in with_gpu.detail
+    trusted_record(status="error", grader_fault=True)
+    assert grading_decision(coursedir, "tiling", submission, pending).reason == "grader-fault"  # any run retries it
+    trusted_record(status="passed")  # pending for another reason (a cell left for manual grading)
+    assert grading_decision(coursedir, "tiling", submission, pending, gpu).reason == "pending-manual"
 
 
 def test_fingerprints_change_with_any_file(tmp_path):

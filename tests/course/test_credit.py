@@ -56,11 +56,14 @@ def test_a_grader_fault_is_pending_for_an_instructor_not_zero(status):
     for part in ("correctness", "fusion", "speed"):
         score = score_part(result, part)
         assert score.fraction is None and score.points(4) is None
-        assert "grader failed" in score.message and "instructor" in score.message and "regrade" in score.message
-        assert "the sandbox did not start" in score.message
+        # one line for the student; what failed is the instructor's to read (summary.py, the fault log)
+        assert score.message == f"{part}: pending: the grader failed; your instructor will regrade this part"
+        assert "sandbox" not in score.message
 
 
 def test_a_grader_fault_of_a_gpu_problem_is_pending_too():
-    result = Result("gpu-fused-conv", "cuda", "error", grader_fault=True, messages=["cannot connect to the RPC tracker"])
+    result = Result("gpu-fused-conv", "cuda", "error", grader_fault=True,
+                    messages=["the RPC device could not run the baseline: Traceback (most recent call last): ... cuda.so"])
     score = score_part(result, "speed")
-    assert score.fraction is None and "grader failed" in score.message and "RPC tracker" in score.message
+    assert score.fraction is None and "grader failed" in score.message
+    assert "RPC" not in score.message and "Traceback" not in score.message

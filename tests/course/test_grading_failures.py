@@ -24,7 +24,9 @@ from .conftest import COURSE
 pytestmark = pytest.mark.slow
 
 SETTINGS = {"timing_rounds": 3, "min_repeat_ms": 5.0, "student_timeout_s": 3.0}
-ONE_WRONG = "TILES_PER_CHANNEL = 196\nTILE_BYTES = 256\nWHOLE_BYTES = 3211264\nHALO_PIXELS = 324"
+# dev's answers, on the names of dev's own variant, with TILE_BYTES wrong
+ONE_WRONG = ("TILES_PER_CHANNEL = (HEIGHT // TILE_ROWS) * (WIDTH // TILE_COLS)\nTILE_BYTES = 1\n"
+             "WHOLE_BYTES = OUT_CHANNELS * HEIGHT * WIDTH * 4\nHALO_PIXELS = (TILE_ROWS + 2) * (TILE_COLS + 2)")
 # A real configuration whose feedback step fails for one student (as a broken template, a full
 # disk or a crashing preprocessor would).
 BREAK_FEEDBACK = '''

@@ -120,7 +120,7 @@ def test_every_submission_is_graded_and_shows_progress(run):
 
 def test_every_sample_scores_what_its_file_expects(run):
     for student, sample in run.samples.items():
-        assert sample.mismatches(run.rows[student].parts, run.rows[student].status) == [], student
+        assert sample.mismatches(run.rows[student].parts, run.rows[student].schedule) == [], student
 
 
 def test_one_grade_per_cell_and_submission(run):
@@ -131,7 +131,7 @@ def test_one_grade_per_cell_and_submission(run):
 def test_crashing_and_hanging_submissions_get_zero_for_the_schedule_only(run):
     for student, status in (("eli", "crashed"), ("fay", "timeout"), ("zed", "timeout")):
         row = run.rows[student]
-        assert row.status == status
+        assert row.schedule == status and row.status == "points lost"
         assert [row.parts[p] for p in ("correctness", "fusion", "speed")] == [0.0, 0.0, 0.0]
         assert row.parts["tile-arithmetic-marks"] == 4.0  # read from the cell's source, never run
 
@@ -280,7 +280,8 @@ def test_the_command_regrades_only_a_resubmission_in_place(run):
                "--cell-timeout", str(CELL_TIMEOUT), "--timing-rounds", "5", "--min-repeat-ms", "5", "--student-timeout-s", "3"]
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "1 graded, 8 unchanged, 0 failed" in done.stdout
+    assert "1 graded (changed 1), 8 not graded (unchanged 8), 0 failed" in done.stdout
+    assert "ben: changed since it was graded: tiling.ipynb edited, timestamp.txt edited" in done.stderr
     table = {line.split()[0]: line.split() for line in done.stdout.splitlines()[2:11]}
     assert table["ben"][2:4] == ["/", "14"] and 12 <= float(table["ben"][1]) <= 14  # ada's answers now
     assert grade_rows(root) == (9 * 4, 9 * 4)

@@ -3,33 +3,65 @@ from __future__ import annotations
 
 import csv
 
-from autograder.course.summary import Row, format_table, write_csv
+from autograder.course.summary import Row, _short, format_table, write_csv, write_fault_log
 
 
 def rows():
     return [
-        Row("ada", 14.0, 14.0, "passed", 2.71, {"correctness": 4.0, "speed": 3.0}),
-        Row("eli", 4.0, 14.0, "crashed", None, {"correctness": 0.0, "speed": 0.0}, note="killed by SIGSEGV"),
-        Row("gus", 3.0, 13.0, "needs-gpu", None, {"correctness": None, "speed": None}, needs_manual_grade=True),
+        Row("ada", 14.0, 14.0, "full marks", 2.71, {"correctness": 4.0, "speed": 3.0}, schedule="passed"),
+        Row("eli", 4.0, 14.0, "points lost", None, {"correctness": 0.0, "speed": 0.0}, note="killed by SIGSEGV", schedule="crashed",
+            lost="correctness -4 of 4 (the grading of your schedule crashed)"),
+        Row("gus", 3.0, 13.0, "pending", None, {"correctness": None, "speed": None}, needs_manual_grade=True, schedule="needs-gpu"),
         Row("hal", status="grading-failed", note="nbgrader autograde failed"),
+        Row("ivy", 8.0, 14.0, "points lost", 1.5, {"correctness": 4.0, "speed": 1.0, "tile-arithmetic-marks": 3.0}, schedule="passed",
+            lost="speed -2 of 3 (1.2x the speed of the yardstick); tile-arithmetic-marks -1 of 4 (wrong: TILE_BYTES)"),
     ]
 
 
-def test_table_has_a_line_per_student_with_score_status_and_speedup():
+def test_table_keeps_the_assignments_status_apart_from_the_schedules():
     table = format_table(rows()).splitlines()
-    assert table[0].split() == ["student", "score", "status", "speedup", "notes"]
-    ada, eli, gus, hal = table[2:]
-    assert ada.split()[:6] == ["ada", "14", "/", "14", "passed", "2.71x"]
+    assert table[0].split() == ["student", "score", "status", "schedule", "speedup", "this", "run", "notes"]
+    ada, eli, gus, hal, ivy = table[2:]
+    assert ada.split()[:7] == ["ada", "14", "/", "14", "full", "marks", "passed"]
     assert "crashed" in eli and "SIGSEGV" in eli
-    assert "+ pending" in gus and "needs manual grading" in gus
+    assert "+ pending" in gus and "needs manual grading" in gus and "needs-gpu" in gus
     assert hal.split()[:3] == ["hal", "-", "grading-failed"]
+    # a schedule that passed in a submission that lost points: both said, and which points and why
+    assert "points lost" in ivy and "passed" in ivy and "lost speed -2 of 3 (1.2x the speed of the yardstick)" in ivy
 
 
 def test_csv_has_every_part_and_leaves_pending_blank(tmp_path):
     write_csv(rows(), tmp_path / "grades.csv")
     with open(tmp_path / "grades.csv", newline="") as handle:
         lines = list(csv.DictReader(handle))
-    assert [line["student"] for line in lines] == ["ada", "eli", "gus", "hal"]
-    assert lines[0]["speedup"] == "2.71" and lines[0]["speed"] == "3"
-    assert lines[2]["correctness"] == "" and lines[2]["needs_manual_grade"] == "1"
+    assert [line["student"] for line in lines] == ["ada", "eli", "gus", "hal", "ivy"]
+    assert lines[0]["speedup"] == "2.71" and lines[0]["speed"] == "3" and lines[0]["status"] == "full marks"
+    assert lines[0]["schedule"] == "passed" and lines[0]["lost"] == ""
+    assert lines[2]["correctness"] == "" and lines[2]["needs_manual_grade"] == "1" and lines[2]["status"] == "pending"
     assert lines[3]["score"] == "" and lines[3]["status"] == "grading-failed"
+    assert lines[4]["lost"].startswith("speed -2 of 3") and "wrong: TILE_BYTES" in lines[4]["lost"]
+
+
+def test_a_final_score_is_only_given_when_nothing_is_pending():
+    ada, eli, gus, hal, ivy = rows()
+    assert ada.final_score == 14.0 and gus.final_score is None and hal.final_score is None
+    ivy.late_penalty = 9.0
+    assert ivy.final_score == 0.0  # never below 0, as nbgrader's export
+
+
+def test_verdicts_are_shortened_to_their_gist():
+    assert _short("0.31x the speed of the yardstick (vectorised 1x16 tiles, timed beside yours: median): 0% of the speed points") \
+        == "0.31x the speed of the yardstick"
+    assert _short("after lowering, conv2d_nchw_intermediate (written by 'conv2d_nchw') is still 3.8 MiB, over the 32.0 KiB "
+                  "tile budget: its consumers do not run inside") == \
+        "after lowering, conv2d_nchw_intermediate is still 3.8 MiB, over the 32.0 KiB tile budget"
+    assert len(_short("x" * 500)) == 100
+
+
+def test_the_fault_log_has_the_details_the_feedback_leaves_out(tmp_path):
+    faulty = Row("kim", grader_faults=["internal grader error (not your code) during run:\nTraceback ...\nRPCError: lost"])
+    log = write_fault_log([faulty, *rows()], {"hal": "nbgrader autograde failed:\nKernelDied"}, tmp_path / "tiling-grader-faults.log")
+    text = log.read_text()
+    assert "== kim ==" in text and "RPCError: lost" in text and "== hal ==" in text and "KernelDied" in text
+    assert log.stat().st_mode & 0o077 == 0
+    assert write_fault_log(rows(), {}, log) is None and not log.exists()  # nothing to say: no stale log left

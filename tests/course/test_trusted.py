@@ -86,4 +86,15 @@ def test_a_grader_fault_leaves_the_schedule_parts_pending_and_the_rest_scored(ti
     verdicts = TrustedGrading(plan_from_notebook(tiling), FAST).start(build_submission(tiling, sample("ben"))).finish()
     fractions = {k: v.fraction for k, v in verdicts.cells.items()}
     assert fractions == {"correctness": None, "fusion": None, "speed": None, "tile-arithmetic-marks": 1.0}
-    assert "instructor regrades" in verdicts.cells["speed"].text
+    assert "your instructor will regrade this part" in verdicts.cells["speed"].text
+    assert "evaluator" not in verdicts.cells["speed"].text  # the grader's details are not the student's
+
+    # what the feedback shows: one line where the schedule's report was, the details nowhere
+    from autograder.nbgrader_ext.preprocessors import _write_outputs
+
+    notebook = build_submission(tiling, sample("ben"))
+    _write_outputs(notebook, plan_from_notebook(tiling), verdicts)
+    shown = {c.metadata.get("nbgrader", {}).get("grade_id"): "".join(o.get("text", "") + str(o.get("data", "")) for o in c.outputs)
+             for c in notebook.cells if c.cell_type == "code"}
+    assert shown["self-check"] == "the grader failed; your instructor will regrade this part\n"
+    assert all("evaluator" not in text and "internal grader error" not in text for text in shown.values())
