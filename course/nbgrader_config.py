@@ -20,6 +20,9 @@ What it changes from nbgrader's defaults, and why:
   writes variants.json beside each released notebook for the students in the gradebook, so
   import the class first (`nbgrader db student import roster.csv`).
 - Grade cells a student deleted are put back, so every grade is recorded.
+- Grades nobody has scored yet (a GPU part graded without a GPU, a grader fault) are pending,
+  not 0: the feedback says "pending" and `nbgrader export` leaves the score empty
+  (autograder/nbgrader_ext/feedback.py).
 """
 import os
 
@@ -28,13 +31,18 @@ from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
     ClearHiddenTests,
-    GetGrades,
     IgnorePattern,
     LimitOutput,
 )
 
 from nbgrader.converters import GenerateAssignment
 
+from autograder.nbgrader_ext.feedback import (
+    FEEDBACK_TEMPLATE,
+    GetGradesWithPending,
+    PendingAwareCsvExport,
+    feedback_template_dirs,
+)
 from autograder.nbgrader_ext.preprocessors import (
     ResilientExecute,
     SaveTrustedGrades,
@@ -86,7 +94,14 @@ c.Autograde.autograde_preprocessors = [
 #   c.TrustedGrader.settings = {"rpc_tracker": "gpu-host:9190", "rpc_key": "h100"}
 c.TrustedGrader.settings = {}
 
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+# nbgrader's feedback, except that a grade nobody has scored reads "pending", not "0.0 / 4.0"
+c.GenerateFeedback.preprocessors = [GetGradesWithPending, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+c.HTMLExporter.template_name = FEEDBACK_TEMPLATE
+c.HTMLExporter.extra_template_basedirs = feedback_template_dirs()
+
+# `nbgrader export`: nbgrader's CSV, except that a submission with pending grades gets an empty
+# score (and the pending points in a column of their own), never the sum of the rest
+c.ExportApp.plugin_class = PendingAwareCsvExport
 
 # What grading writes holds every student's work and grades: readable by its owner only
 # (nbgrader's defaults, 444 and 644, let every user of the machine read it). `tvm-course grade`

@@ -1,0 +1,99 @@
+"""Pending grades as pending, never as 0: in the feedback and in `nbgrader export`.
+
+A grade cell neither the grader nor an instructor has scored (no GPU was there to run the
+schedule, or the grader itself failed) has no automatic and no manual score. nbgrader counts
+such a grade as 0: its feedback page reads "Score: 0.0 / 4.0" and `nbgrader export` adds
+nothing for it, so a submission at 3 points with 10 pending exports as a plain 3.0, which
+reads as a real 3. course/nbgrader_config.py puts these in instead:
+
+    GetGradesWithPending   nbgrader's GetGrades, which also marks each unscored grade cell
+                           `pending` and sums their points (resources: pending_points)
+    templates/feedback/    nbgrader's feedback page, except that pending cells read
+                           "pending / 4" and the total says how many points are pending
+    PendingAwareCsvExport  nbgrader's CSV export, except that a submission with pending
+                           grades has empty raw_score and score and says so in `pending`
+                           (and fields are quoted, so a name with a comma stays one field)
+"""
+from __future__ import annotations
+
+import csv
+import os
+
+from nbgrader.api import MissingEntry
+from nbgrader.plugins.export import CsvExportPlugin
+from nbgrader.preprocessors import GetGrades
+
+# Named as nbgrader's own feedback template, which it shadows: NbGraderAPI.generate_feedback
+# (what `tvm-course grade` and the formgrader call) insists on template_name = "feedback".
+FEEDBACK_TEMPLATE = "feedback"
+TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
+
+
+def feedback_template_dirs() -> list[str]:
+    """Where templates are looked for: ours first (our feedback/ shadows nbgrader's), then nbgrader's."""
+    import nbgrader
+
+    nbgrader_templates = os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")
+    return [TEMPLATES, nbgrader_templates]
+
+
+def is_pending(grade) -> bool:
+    return grade.auto_score is None and grade.manual_score is None
+
+
+class GetGradesWithPending(GetGrades):
+    """GetGrades, and each grade cell nobody has scored is marked `pending` (its score is not 0)."""
+
+    def preprocess(self, nb, resources):
+        self._pending_points = 0.0
+        nb, resources = super().preprocess(nb, resources)
+        resources["nbgrader"]["pending_points"] = self._pending_points
+        return nb, resources
+
+    def _get_score(self, cell, resources) -> None:
+        super()._get_score(cell, resources)
+        grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id)
+        cell.metadata.nbgrader["pending"] = is_pending(grade)
+        if is_pending(grade):
+            self._pending_points += float(grade.max_score)
+
+
+class PendingAwareCsvExport(CsvExportPlugin):
+    """`nbgrader export`: one row per student and assignment, as nbgrader's CsvExportPlugin
+    writes, plus `pending` (the points not scored yet); where any are pending, raw_score and
+    score are left empty rather than written as the sum of the rest."""
+
+    KEYS = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email", "raw_score",
+            "late_submission_penalty", "score", "max_score", "pending"]
+
+    def export(self, gradebook) -> None:
+        dest = self.to or "grades.csv"
+        students = {str(s) for s in self.student}
+        assignments = {str(a) for a in self.assignment}
+        self.log.info("Exporting grades to %s (pending grades left empty)", dest)
+        with open(dest, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=self.KEYS)
+            writer.writeheader()
+            for assignment in gradebook.assignments:
+                if assignments and assignment.name not in assignments:
+                    continue
+                for student in gradebook.students:
+                    if students and student.id not in students:
+                        continue
+                    writer.writerow(self._row(gradebook, assignment, student))
+
+    @staticmethod
+    def _row(gradebook, assignment, student) -> dict:
+        row = {"assignment": assignment.name, "duedate": assignment.duedate or "", "student_id": student.id,
+               "last_name": student.last_name or "", "first_name": student.first_name or "", "email": student.email or "",
+               "max_score": assignment.max_score, "timestamp": "", "pending": 0}
+        try:
+            submission = gradebook.find_submission(assignment.name, student.id)
+        except MissingEntry:  # nothing submitted: nbgrader's 0
+            return {**row, "raw_score": 0.0, "late_submission_penalty": 0.0, "score": 0.0}
+        pending = sum(float(g.max_score) for n in submission.notebooks for g in n.grades if is_pending(g))
+        penalty = submission.late_submission_penalty or 0.0
+        row.update(timestamp=submission.timestamp or "", late_submission_penalty=penalty, pending=f"{pending:g}")
+        if pending:
+            return {**row, "raw_score": "", "score": ""}
+        return {**row, "raw_score": submission.score, "score": max(0.0, submission.score - penalty)}
