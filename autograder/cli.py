@@ -14,6 +14,7 @@ import sys
 COMMAND_MODULES = [
     "autograder.commands.grading",
     "autograder.commands.course",
+    "autograder.commands.lms",
     "autograder.commands.variants",
     "autograder.commands.similarity",
     "autograder.commands.quiz",

@@ -20,6 +20,11 @@ What it changes from nbgrader's defaults, and why:
   writes variants.json beside each released notebook for the students in the gradebook, so
   import the class first (`nbgrader db student import roster.csv`).
 - Grade cells a student deleted are put back, so every grade is recorded.
+- `nbgrader zip_collect ASSIGNMENT` reads Canvas and Moodle "download all submissions" zips
+  (autograder/nbgrader_ext/lms_collect.py) as untrusted input, with the student id taken from
+  the LMS: Canvas's file names through FileNameCollectorPlugin.named_regexp below, Moodle's
+  folder per submission with the assignment's grading worksheet. `tvm-course collect
+  ASSIGNMENT --from canvas|moodle ZIP` runs it and fails when nothing was collected.
 - Grades nobody has scored yet (a GPU part graded without a GPU, a grader fault) are pending,
   not 0: the feedback says "pending" and `nbgrader export` leaves the score empty
   (autograder/nbgrader_ext/feedback.py).
@@ -37,12 +42,14 @@ from nbgrader.preprocessors import (
 
 from nbgrader.converters import GenerateAssignment
 
+from autograder.course.lms_download import CANVAS_NAMED_REGEXP
 from autograder.nbgrader_ext.feedback import (
     FEEDBACK_TEMPLATE,
     GetGradesWithPending,
     PendingAwareCsvExport,
     feedback_template_dirs,
 )
+from autograder.nbgrader_ext.lms_collect import LMSCollector, SafeExtractor
 from autograder.nbgrader_ext.preprocessors import (
     ResilientExecute,
     SaveTrustedGrades,
@@ -102,6 +109,16 @@ c.HTMLExporter.extra_template_basedirs = feedback_template_dirs()
 # `nbgrader export`: nbgrader's CSV, except that a submission with pending grades gets an empty
 # score (and the pending points in a column of their own), never the sum of the rest
 c.ExportApp.plugin_class = PendingAwareCsvExport
+
+# `nbgrader zip_collect ASSIGNMENT`: the LMS's "download all submissions" zip, put in
+# downloaded/ASSIGNMENT/archive/ (`tvm-course collect` does that, and fails when nothing
+# was collected, where nbgrader exits 0). Canvas names each file
+# lastfirst[_LATE]_USERID_ATTACHMENTID_NAME.ipynb: its user id is the student id.
+# Moodle: c.LMSDownload.lms = "moodle" and c.LMSDownload.worksheet = the grading worksheet.
+c.ZipCollectApp.extractor_plugin = SafeExtractor
+c.ZipCollectApp.collector_plugin = LMSCollector
+c.FileNameCollectorPlugin.named_regexp = CANVAS_NAMED_REGEXP
+c.LMSDownload.lms = "canvas"
 
 # What grading writes holds every student's work and grades: readable by its owner only
 # (nbgrader's defaults, 444 and 644, let every user of the machine read it). `tvm-course grade`

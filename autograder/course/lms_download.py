@@ -1,0 +1,387 @@
+"""An LMS's "download all submissions" archive: untrusted input, read before anything is written.
+
+What each LMS writes (read in their source, which is what this relies on):
+
+- Canvas, lib/content_zipper.rb (ContentZipper#get_filename and #add_upload_submission): one
+  file per uploaded attachment, named
+      <sortable name, lower-cased, non-word characters dropped>[_LATE]_<user id>_<attachment id>_<file name>
+  e.g. doejane_LATE_48213_1937004_tiling.ipynb. The file name is the one Canvas shows, which
+  becomes tiling-1.ipynb, tiling-2.ipynb, ... when a student uploads a file of the same name
+  again. With anonymous grading the prefix is anon_<anonymous id>, which names no user: such
+  files are refused. The user id is the student id (unless a student in the gradebook carries
+  it as nbgrader's lms_user_id: then that student's id).
+- Moodle, mod/assign/locallib.php (assign::download_submissions), with "Download submissions in
+  folders" (the default since Moodle 3.1): one folder per submission and plugin,
+      <full name>_<participant id>_assignsubmission_file_/<path in the submission>/<file name>
+  (without folders: that prefix joined to the file name). The number is the assignment's
+  participant identifier (its assign_user_mapping), not the user's id, and differs between
+  assignments. The assignment's grading worksheet (Grading action > Download grading
+  worksheet, from the "Offline grading worksheet" feedback type) pairs it, as
+  "Participant <n>", with the student's identity fields: the email address by default. The
+  student id is that email address (or the id of the gradebook's student with that email).
+
+Nothing in an archive is trusted: names are checked (no absolute paths, no `..`, no drive
+letters or backslashes, no control characters, bounded length and depth), links, encrypted
+entries and archives inside the archive are refused, each notebook's size and compression
+ratio are bounded (a zip bomb is refused before it is inflated) and its content must parse as
+a notebook, and the whole is bounded in entries and bytes. Every entry is accounted for:
+collected, or refused with the reason; two files for one student's notebook are both refused.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+import stat
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from ..problems.variants import VariantError, check_student_id
+
+LMS_FORMATS = ("canvas", "moodle")
+
+# The Canvas name, as nbgrader's FileNameCollectorPlugin applies it to the extracted file's
+# whole path (course/nbgrader_config.py sets it as c.FileNameCollectorPlugin.named_regexp).
+# file_id drops the "-1", "-2", ... Canvas appends to a file uploaded again.
+CANVAS_NAMED_REGEXP = (
+    r".*/(?P<sortable_name>[^/]*?)(?P<late>_LATE)?_(?P<student_id>[0-9]{1,20})_(?P<attachment_id>[0-9]{1,20})_"
+    r"(?P<file_id>[^/]+?)(?:-[0-9]{1,4})?\.ipynb$"
+)
+CANVAS_ANONYMOUS = re.compile(r"^(?:LATE_)?anon_[A-Za-z0-9]+_[0-9]+_")
+CANVAS_SHAPE = "lastfirst_[LATE_]USERID_ATTACHMENTID_NAME.ipynb"
+MOODLE_FOLDER = re.compile(r"^(?P<full_name>[^/_]*)_(?P<participant>[0-9]{1,20})_assignsubmission_file_?$")
+MOODLE_FLAT = re.compile(r"^(?P<full_name>[^/_]*)_(?P<participant>[0-9]{1,20})_assignsubmission_file_(?P<file>[^/]+)$")
+MOODLE_SHAPE = "FULL NAME_PARTICIPANT_assignsubmission_file_/NAME.ipynb"
+IGNORED = re.compile(r"(^|/)(__MACOSX|\.DS_Store|Thumbs\.db|desktop\.ini)(/|$)")
+
+
+@dataclass(frozen=True)
+class Limits:
+    archive_bytes: int = 2 << 30  # the zip file itself
+    entries: int = 20_000
+    notebook_bytes: int = 20 << 20  # one notebook, uncompressed
+    total_bytes: int = 1 << 30  # every notebook collected, uncompressed
+    ratio: int = 200  # uncompressed / compressed above this: a zip bomb, refused unread
+    name_chars: int = 400
+    depth: int = 8
+    worksheet_bytes: int = 20 << 20
+
+
+LIMITS = Limits()
+
+
+class DownloadError(ValueError):
+    """The archive (or worksheet) as a whole cannot be used; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Accepted:
+    entry: str  # the name in the archive
+    student: str  # the nbgrader student id it is collected under
+    notebook: str  # the released notebook it is, e.g. tiling.ipynb
+    lms_id: str  # Canvas user id, or Moodle participant number
+    late: bool  # Canvas marked it LATE
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Refused:
+    entry: str
+    reason: str
+
+
+@dataclass
+class DownloadPlan:
+    lms: str
+    assignment: str
+    notebooks: tuple[str, ...]
+    accepted: list[Accepted] = field(default_factory=list)
+    refused: list[Refused] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # folders and OS metadata (__MACOSX, .DS_Store)
+
+    @property
+    def students(self) -> list[str]:
+        return sorted({a.student for a in self.accepted})
+
+    def looked_for(self) -> str:
+        shape = CANVAS_SHAPE if self.lms == "canvas" else MOODLE_SHAPE
+        return f"{self.lms} submissions named {shape}, NAME one of {', '.join(self.notebooks) or '(no released notebook)'}"
+
+
+@dataclass(frozen=True)
+class Roster:
+    """Who is in the gradebook: to collect a submission under a student's own id."""
+
+    by_lms_id: dict[str, str] = field(default_factory=dict)  # nbgrader lms_user_id -> student id
+    by_email: dict[str, str] = field(default_factory=dict)  # email, lower-cased -> student id
+    ids: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class WorksheetEntry:
+    participant: str
+    identity: str  # the email address (or ID number, or username)
+    full_name: str
+
+
+def plan_download(archive: Path, lms: str, assignment: str, notebooks: list[str] | tuple[str, ...], *,
+                  worksheet: dict[str, WorksheetEntry] | None = None, roster: Roster = Roster(),
+                  canvas_regexp: str = CANVAS_NAMED_REGEXP, limits: Limits = LIMITS) -> DownloadPlan:
+    """What collecting `archive` would do: each entry accepted (with its student) or refused (with why)."""
+    if lms not in LMS_FORMATS:
+        raise DownloadError(f"unknown LMS {lms!r}: one of {', '.join(LMS_FORMATS)}")
+    if lms == "moodle" and worksheet is None:
+        raise DownloadError(
+            "a Moodle download names each submission by the assignment's participant number, not by student: pass "
+            "the assignment's grading worksheet too (--worksheet FILE.csv; in Moodle, Grading action > Download "
+            "grading worksheet, which needs the assignment's 'Offline grading worksheet' feedback type)"
+        )
+    plan = DownloadPlan(lms, assignment, tuple(sorted(notebooks)))
+    with _open_archive(archive, limits) as zf:
+        candidates: dict[tuple[str, str], list[Accepted]] = {}
+        total = 0
+        for info in zf.infolist():
+            name = info.filename
+            if name.endswith("/") or IGNORED.search(name):
+                plan.ignored.append(name)
+                continue
+            why = _unsafe(info, limits)
+            if why:
+                plan.refused.append(Refused(_shown(name), why))
+                continue
+            matched = match_entry(name, lms, canvas_regexp)
+            if isinstance(matched, str):
+                plan.refused.append(Refused(_shown(name), matched))
+                continue
+            lms_id, notebook, late = matched
+            if notebook not in plan.notebooks:
+                plan.refused.append(Refused(_shown(name), f"{notebook} is not a notebook of {assignment} "
+                                                            f"(its notebooks: {', '.join(plan.notebooks)})"))
+                continue
+            student = student_for(lms, lms_id, worksheet, roster)
+            if student.startswith("!"):
+                plan.refused.append(Refused(_shown(name), student[1:]))
+                continue
+            if total + info.file_size > limits.total_bytes:
+                plan.refused.append(Refused(_shown(name), f"the download holds more than {_size(limits.total_bytes)} of notebooks: "
+                                                           "collect it in parts"))
+                continue
+            try:
+                content = _read_bounded(zf, info, limits)
+            except (DownloadError, zipfile.BadZipFile, OSError, EOFError, zlib.error) as error:
+                plan.refused.append(Refused(_shown(name), f"cannot be read from the archive: {error}"))
+                continue
+            problem = _not_a_notebook(content)
+            if problem:
+                plan.refused.append(Refused(_shown(name), problem))
+                continue
+            total += len(content)
+            candidates.setdefault((student, notebook), []).append(
+                Accepted(name, student, notebook, lms_id, late, len(content), hashlib.sha256(content).hexdigest()))
+        for (student, notebook), found in sorted(candidates.items()):
+            if len(found) == 1:
+                plan.accepted.append(found[0])
+                continue
+            others = ", ".join(_shown(a.entry) for a in found)
+            for duplicate in found:
+                plan.refused.append(Refused(_shown(duplicate.entry), f"{len(found)} files for {student}'s {notebook} ({others}): "
+                                                                     "none collected; keep one in the download"))
+    return plan
+
+
+def read_entry(archive: Path, accepted: Accepted, limits: Limits = LIMITS) -> bytes:
+    """The accepted entry's content, checked against the plan (size and sha256)."""
+    with _open_archive(archive, limits) as zf:
+        info = zf.getinfo(accepted.entry)
+        content = _read_bounded(zf, info, limits)
+    if len(content) != accepted.size or hashlib.sha256(content).hexdigest() != accepted.sha256:
+        raise DownloadError(f"{archive} changed while it was being collected: collect it again")
+    return content
+
+
+def safe_destination(root: Path, entry: str) -> Path:
+    """Where an accepted entry is written under `root`: its own (already checked) path, and never outside."""
+    parts = PurePosixPath(entry).parts
+    target = Path(root).joinpath(*parts).resolve()
+    if not target.is_relative_to(Path(root).resolve()) or not parts:
+        raise DownloadError(f"refusing to write {entry!r} outside {root}")
+    return target
+
+
+def read_worksheet(path: Path, limits: Limits = LIMITS) -> dict[str, WorksheetEntry]:
+    """participant number -> the student's identity, from a Moodle grading worksheet (CSV)."""
+    try:
+        raw = Path(path).read_bytes() if Path(path).stat().st_size <= limits.worksheet_bytes else None
+    except OSError as error:
+        raise DownloadError(f"cannot read the worksheet {path}: {error.strerror or error}") from None
+    if raw is None:
+        raise DownloadError(f"the worksheet {path} is larger than {_size(limits.worksheet_bytes)}: is it the grading worksheet?")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise DownloadError(f"the worksheet {path} is not UTF-8 text: download it again as CSV (UTF-8)") from None
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        raise DownloadError(f"the worksheet {path} is empty")
+    header = [h.strip() for h in rows[0]]
+    identity_column = next((c for c in ("Email address", "ID number", "Username") if c in header), None)
+    if "Identifier" not in header or identity_column is None:
+        raise DownloadError(
+            f"{path} is not a Moodle grading worksheet: its header names no 'Identifier' and no 'Email address' "
+            f"(or 'ID number', 'Username') column (it names: {', '.join(h for h in header[:12] if h) or 'nothing'})"
+        )
+    at, who = header.index("Identifier"), header.index(identity_column)
+    named = header.index("Full name") if "Full name" in header else None
+    entries: dict[str, WorksheetEntry] = {}
+    for row in rows[1:]:
+        if len(row) <= max(at, who):
+            continue
+        found = re.fullmatch(r"\s*\D*?([0-9]{1,20})\s*", row[at])  # "Participant 123456", in any language
+        identity = row[who].strip()
+        if found and identity:
+            entries[found.group(1)] = WorksheetEntry(found.group(1), identity, row[named].strip() if named is not None and len(row) > named else "")
+    if not entries:
+        raise DownloadError(f"the worksheet {path} lists no participant with an {identity_column.lower()}")
+    return entries
+
+
+def roster_from_gradebook(coursedir) -> Roster:
+    from nbgrader.api import Gradebook
+
+    url = coursedir.db_url
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
+        return Roster()
+    by_lms, by_email, ids = {}, {}, set()
+    with Gradebook(url, coursedir.course_id) as gradebook:
+        for student in gradebook.students:
+            ids.add(student.id)
+            if student.lms_user_id:
+                by_lms[str(student.lms_user_id)] = student.id
+            if student.email:
+                by_email[student.email.strip().lower()] = student.id
+    return Roster(by_lms, by_email, frozenset(ids))
+
+
+# --- one entry ---------------------------------------------------------------------------------
+
+
+def _open_archive(archive: Path, limits: Limits) -> zipfile.ZipFile:
+    path = Path(archive)
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        raise DownloadError(f"cannot read {archive}: {error.strerror or error}") from None
+    if size > limits.archive_bytes:
+        raise DownloadError(f"{archive} is {_size(size)}, over the {_size(limits.archive_bytes)} a download may be")
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as error:
+        raise DownloadError(f"{archive} is not a zip archive ({error}): download the submissions again") from None
+    if len(zf.infolist()) > limits.entries:
+        zf.close()
+        raise DownloadError(f"{archive} holds {len(zf.infolist())} entries, over the {limits.entries} a download may hold")
+    return zf
+
+
+def _unsafe(info: zipfile.ZipInfo, limits: Limits) -> str | None:
+    name = info.filename
+    if len(name) > limits.name_chars:
+        return f"a name of {len(name)} characters (at most {limits.name_chars})"
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        return "a name with control characters"
+    if "\\" in name or name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+        return "an absolute or Windows-style path: it would be written outside the download"
+    parts = PurePosixPath(name).parts
+    if ".." in parts:
+        return "a path with '..': it would be written outside the download"
+    if len(parts) > limits.depth:
+        return f"nested {len(parts)} folders deep (at most {limits.depth})"
+    mode = info.external_attr >> 16
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if mode and not stat.S_ISREG(mode) and stat.S_IFMT(mode):
+        return "not a regular file"
+    if info.flag_bits & 0x1:
+        return "encrypted"
+    if PurePosixPath(name).suffix.lower() in (".zip", ".gz", ".tgz", ".tar", ".7z", ".rar", ".bz2", ".xz"):
+        return "an archive inside the download (collected files are notebooks: ask for the notebook itself)"
+    if PurePosixPath(name).suffix != ".ipynb":
+        return "not a notebook (.ipynb)"
+    if info.file_size > limits.notebook_bytes:
+        return f"{_size(info.file_size)}, larger than a notebook may be ({_size(limits.notebook_bytes)})"
+    if info.compress_size and info.file_size / info.compress_size > limits.ratio:
+        return f"compressed {info.file_size // max(1, info.compress_size)}:1, a zip bomb? (refused unread)"
+    return None
+
+
+def match_entry(name: str, lms: str, canvas_regexp: str) -> tuple[str, str, bool] | str:
+    """(lms id, notebook name, late) for an entry named as the LMS names submissions, else why not."""
+    base = PurePosixPath(name).name
+    if lms == "canvas":
+        if CANVAS_ANONYMOUS.match(base):
+            return "anonymous grading: Canvas names no user in it; turn anonymous grading off to collect under student ids"
+        found = re.match(canvas_regexp, "/" + name)
+        if not found or not found.groupdict().get("student_id") or not found.groupdict().get("file_id"):
+            return f"not named as Canvas names submissions ({CANVAS_SHAPE})"
+        return found.group("student_id"), found.group("file_id") + ".ipynb", bool(found.groupdict().get("late"))
+    parts = PurePosixPath(name).parts
+    for index, part in enumerate(parts[:-1]):
+        folder = MOODLE_FOLDER.match(part)
+        if folder:
+            return folder.group("participant"), parts[-1], False
+    flat = MOODLE_FLAT.match(base)
+    if flat:
+        return flat.group("participant"), flat.group("file"), False
+    return f"not in a folder named as Moodle names submissions ({MOODLE_SHAPE})"
+
+
+def student_for(lms: str, lms_id: str, worksheet: dict[str, WorksheetEntry] | None, roster: Roster) -> str:
+    """The student id for an LMS id; "!why" when there is none."""
+    if lms == "canvas":
+        student = roster.by_lms_id.get(lms_id, lms_id)
+    else:
+        entry = (worksheet or {}).get(lms_id)
+        if entry is None:
+            return f"!participant {lms_id} is not in the grading worksheet (download both from the same assignment, the same day)"
+        identity = entry.identity.strip()
+        student = roster.by_email.get(identity.lower()) or (identity if identity in roster.ids else identity.lower())
+    try:
+        return check_student_id(student)
+    except VariantError as error:
+        return f"!no usable student id for {lms} id {lms_id}: {error}"
+
+
+def _read_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limits: Limits) -> bytes:
+    with zf.open(info) as handle:
+        content = handle.read(limits.notebook_bytes + 1)
+    if len(content) > limits.notebook_bytes:
+        raise DownloadError(f"{_shown(info.filename)} inflates past its declared size: the archive is damaged or hostile")
+    return content
+
+
+def _not_a_notebook(content: bytes) -> str | None:
+    try:
+        notebook = json.loads(content.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        return f"not a notebook: its content is not JSON ({str(error)[:80]})"
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list) or notebook.get("nbformat") != 4:
+        return "not a notebook: no nbformat 4 cells"
+    return None
+
+
+def _shown(name: str) -> str:
+    from ..engine.untrusted_text import visible
+
+    return visible(name if len(name) <= 120 else name[:117] + "...")
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"

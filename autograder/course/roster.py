@@ -1,0 +1,129 @@
+"""`tvm-course roster --from canvas|moodle FILE`: the class, from the LMS's own export, into the gradebook.
+
+Students must be in nbgrader's gradebook before an assignment is released: the release lists
+each enrolled student's variant (problems/variants.py), derived from their student id. The
+student id is the one the LMS's download names, so a collected submission lands on the same
+student:
+
+- canvas: the gradebook export (Grades > Export > CSV), whose columns are "Student" ("Last,
+  First"), "ID" (the Canvas user id), "SIS User ID", "SIS Login ID", "Section", then the
+  assignments; its second row may be "Points Possible". The student id is the Canvas user
+  id, kept as nbgrader's lms_user_id too (for `tvm-course export --format canvas`).
+- moodle: any Moodle export with "Email address" and the names ("First name" and "Last name"
+  or "Surname"): the gradebook's export (Grades > Export > Plain text file) or the
+  participants page's download. The student id is the email address, lower-cased: what the
+  assignment's grading worksheet names for each participant (lms_download.py).
+- csv: nbgrader's own roster columns (id, first_name, last_name, email, lms_user_id), as
+  `nbgrader db student import` reads them.
+
+Nothing is removed: students already in the gradebook keep their grades and get the names,
+email and LMS id given. A row without a usable id (or a second row for the same id) is
+reported and skipped, never guessed at.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .course_dir import CourseError
+from ..problems.variants import VariantError, check_student_id
+
+FORMATS = ("canvas", "moodle", "csv")
+MAX_BYTES = 20 << 20
+
+
+@dataclass
+class RosterReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # "row N: why"
+
+
+def read_roster(path: Path, fmt: str) -> tuple[list[dict], list[str]]:
+    """The students in an LMS export: ([{id, first_name, last_name, email, lms_user_id}], problems)."""
+    if fmt not in FORMATS:
+        raise CourseError(f"unknown roster format {fmt!r}: one of {', '.join(FORMATS)}")
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as error:
+        raise CourseError(f"cannot read {path}: {error.strerror or error}") from None
+    if len(raw) > MAX_BYTES:
+        raise CourseError(f"{path} is larger than a class list may be ({MAX_BYTES >> 20} MiB)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise CourseError(f"{path} is not UTF-8 text: export it again as CSV (UTF-8)") from None
+    table = list(csv.DictReader(io.StringIO(text), delimiter=";" if _semicolons(text) else ","))
+    columns = {c.strip() for c in (table[0].keys() if table else []) if c}
+    required = {"canvas": {"Student", "ID"}, "moodle": {"Email address"}, "csv": {"id"}}[fmt]
+    if not required <= columns:
+        raise CourseError(f"{path} is not a {fmt} export: it has no {', '.join(sorted(required - columns))} column "
+                          f"(its columns: {', '.join(sorted(columns)[:12]) or 'none'})")
+    students, problems, seen = [], [], set()
+    for number, row in enumerate(table, start=2):
+        row = {(k or "").strip(): (v or "").strip() for k, v in row.items() if isinstance(v, str)}
+        entry = _entry(row, fmt)
+        if entry is None:
+            continue  # Canvas's "Points Possible" row, or a blank line
+        try:
+            check_student_id(entry["id"])
+        except VariantError as error:
+            problems.append(f"row {number}: {error}")
+            continue
+        if entry["id"] in seen:
+            problems.append(f"row {number}: {entry['id']} again (a second row for the same student): skipped")
+            continue
+        seen.add(entry["id"])
+        students.append(entry)
+    return students, problems
+
+
+def import_roster(coursedir, path: Path, fmt: str) -> RosterReport:
+    from nbgrader.api import Gradebook, MissingEntry
+    from sqlalchemy.exc import SAWarning
+
+    students, problems = read_roster(path, fmt)
+    report = RosterReport(skipped=problems)
+    if not students:
+        raise CourseError(f"{path} lists no student with a usable id" + (f": {'; '.join(problems[:5])}" if problems else ""))
+    with warnings.catch_warnings(), Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
+        warnings.simplefilter("ignore", SAWarning)
+        for entry in students:
+            student_id = entry.pop("id")
+            given = {k: v for k, v in entry.items() if v}
+            try:
+                gradebook.find_student(student_id)
+                (report.updated if given else report.skipped).append(student_id if given else f"{student_id}: nothing new")
+            except MissingEntry:
+                report.added.append(student_id)
+            gradebook.update_or_create_student(student_id, **given)
+    return report
+
+
+def _entry(row: dict, fmt: str) -> dict | None:
+    if fmt == "canvas":
+        name, canvas_id = row.get("Student", ""), row.get("ID", "")
+        if name.startswith("Points Possible") or name.lower() == "student, test" or not (name or canvas_id):
+            return None  # Canvas's points row, its test student, a blank line; a student without an ID is reported
+        last, _, first = name.partition(",")
+        login = row.get("SIS Login ID", "")
+        return {"id": canvas_id, "first_name": first.strip(), "last_name": last.strip(),
+                "email": login if "@" in login else "", "lms_user_id": canvas_id}
+    if fmt == "moodle":
+        email = row.get("Email address", "")
+        if not (email or row.get("First name") or row.get("Last name") or row.get("Surname")):
+            return None
+        return {"id": email.lower(), "first_name": row.get("First name", ""), "last_name": row.get("Last name") or row.get("Surname", ""),
+                "email": email, "lms_user_id": ""}
+    if not row.get("id"):
+        return None
+    return {"id": row["id"], "first_name": row.get("first_name", ""), "last_name": row.get("last_name", ""),
+            "email": row.get("email", ""), "lms_user_id": row.get("lms_user_id", "")}
+
+
+def _semicolons(text: str) -> bool:
+    first = text.splitlines()[0] if text else ""
+    return first.count(";") > first.count(",")

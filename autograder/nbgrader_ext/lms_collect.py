@@ -1,0 +1,126 @@
+"""`nbgrader zip_collect` for Canvas and Moodle downloads: an extractor and a collector plugin.
+
+course/nbgrader_config.py makes them nbgrader's ZipCollectApp plugins:
+
+    SafeExtractor   reads each zip in downloaded/ASSIGNMENT/archive/ as untrusted input
+                    (course/lms_download.py: names, traversal, links, sizes, zip bombs,
+                    notebooks that are not notebooks, two files for one student's notebook)
+                    and writes only the submissions it accepts to extracted/, saying why it
+                    refused each of the others; nbgrader's own extractor unpacks everything
+                    (an entry named ../../x is skipped silently, a 10 GB one is inflated)
+    LMSCollector    nbgrader's FileNameCollectorPlugin: Canvas names through its named_regexp
+                    (c.FileNameCollectorPlugin.named_regexp, the Canvas pattern), Moodle's folder
+                    per submission read by lms_download; the LMS id becomes the student id
+                    (Canvas: the user id, or the student who has it as lms_user_id; Moodle: the
+                    grading worksheet's email for the participant number), checked like every
+                    student id (problems/variants.check_student_id)
+
+Which LMS: c.LMSDownload.lms ("canvas", the default, or "moodle") and, for Moodle,
+c.LMSDownload.worksheet; `tvm-course collect ASSIGNMENT --from canvas|moodle ZIP` sets both,
+runs `nbgrader zip_collect`, and fails (exit 2) when nothing was collected, which nbgrader
+itself reports with exit status 0.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
+from nbgrader.utils import find_all_notebooks
+from traitlets import Enum, Unicode
+from traitlets.config import Configurable
+
+from ..course.lms_download import (
+    CANVAS_NAMED_REGEXP, LMS_FORMATS, DownloadError, DownloadPlan, match_entry, student_for, plan_download, read_entry,
+    read_worksheet, roster_from_gradebook, safe_destination,
+)
+
+
+class LMSDownload(Configurable):
+    """Which LMS the download in downloaded/ASSIGNMENT/archive/ comes from."""
+
+    lms = Enum(list(LMS_FORMATS), default_value="canvas", help="the LMS whose 'download all submissions' zip is collected").tag(config=True)
+    worksheet = Unicode("", help="Moodle: the assignment's grading worksheet (CSV), which pairs participant numbers "
+                                 "with students' email addresses").tag(config=True)
+
+
+def _context(plugin):
+    """(coursedir, assignment, settings, worksheet, roster, Canvas pattern) for a ZipCollectApp's plugin."""
+    app = plugin.parent
+    settings = LMSDownload(parent=app)
+    worksheet = read_worksheet(Path(settings.worksheet)) if settings.lms == "moodle" and settings.worksheet else None
+    pattern = FileNameCollectorPlugin(parent=app).named_regexp or CANVAS_NAMED_REGEXP
+    return app.coursedir, app.coursedir.assignment_id, settings, worksheet, roster_from_gradebook(app.coursedir), pattern
+
+
+def plan_for(plugin, archive: Path) -> DownloadPlan:
+    coursedir, assignment, settings, worksheet, roster, pattern = _context(plugin)
+    released = coursedir.format_path(coursedir.release_directory, ".", assignment)
+    notebooks = [os.path.basename(n) for n in find_all_notebooks(released)]
+    return plan_download(archive, settings.lms, assignment, notebooks, worksheet=worksheet, roster=roster, canvas_regexp=pattern)
+
+
+class SafeExtractor(ExtractorPlugin):
+    """Writes the accepted submissions of each zip in the archive directory to
+    extracted/ZIPNAME/, under their names in the zip; refuses the rest, saying why."""
+
+    def extract(self, archive_path: str, extracted_path: str) -> None:
+        archives = sorted(p for p in Path(archive_path).iterdir() if p.is_file())
+        if not archives:
+            self.log.warning("No files found in directory: %s", archive_path)
+            return
+        for archive in archives:
+            if archive.suffix.lower() != ".zip":
+                self.log.warning("Skipped %s: only the LMS's zip downloads are read here", archive.name)
+                continue
+            try:
+                plan = plan_for(self, archive)
+            except DownloadError as error:
+                self.log.error("Skipped %s: %s", archive.name, error)
+                continue
+            into = Path(extracted_path) / archive.stem
+            for accepted in plan.accepted:
+                target = safe_destination(into, accepted.entry)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(read_entry(archive, accepted))
+            for refused in plan.refused:
+                self.log.warning("Not collected from %s: %s: %s", archive.name, refused.entry, refused.reason)
+            self.log.info("%s: %d submission file(s) of %d student(s) accepted, %d refused",
+                          archive.name, len(plan.accepted), len(plan.students), len(plan.refused))
+
+
+class LMSCollector(FileNameCollectorPlugin):
+    """The student and notebook of each extracted file: Canvas names through nbgrader's
+    named_regexp, Moodle folders through lms_download; the LMS id mapped to a student id."""
+
+    _context_cache = None
+
+    def collect(self, submitted_file: str):
+        if self._context_cache is None:
+            self._context_cache = _context(self)
+        coursedir, assignment, settings, worksheet, roster, pattern = self._context_cache
+        if os.path.splitext(submitted_file)[1] not in self.valid_ext:
+            return None
+        extracted = Path(self.parent._format_collect_path(self.parent.extracted_directory)).resolve()
+        try:
+            entry = Path(submitted_file).resolve().relative_to(extracted)
+        except ValueError:
+            self.log.warning("Skipped %s: not under %s", submitted_file, extracted)
+            return None
+        inside = "/".join(entry.parts[1:])  # the name in the zip (extracted/ZIPNAME/...)
+        if settings.lms == "canvas":
+            found = self._match(submitted_file)  # nbgrader's own, with c.FileNameCollectorPlugin.named_regexp
+            if not found:
+                return None
+            lms_id, notebook = found["student_id"], found["file_id"] + ".ipynb"
+        else:
+            matched = match_entry(inside, "moodle", pattern)
+            if isinstance(matched, str):
+                self.log.warning("Skipped %s: %s", inside, matched)
+                return None
+            lms_id, notebook, _ = matched
+        student = student_for(settings.lms, lms_id, worksheet, roster)
+        if student.startswith("!"):
+            self.log.warning("Skipped %s: %s", inside, student[1:])
+            return None
+        return {"student_id": student, "file_id": os.path.splitext(notebook)[0]}

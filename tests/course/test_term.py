@@ -1,0 +1,175 @@
+"""The instructor's term with nothing but the README's commands: LMS class list, release, LMS
+download, grading, and grades back to the LMS, for a Canvas and a Moodle course.
+
+Real commands in subprocesses (tvm-course, nbgrader), real zip files built here as each LMS
+builds its download (course/lms_download.py says from where), the real sandboxed grader. One
+Canvas course is graded once, then again after one submission is edited in place (same
+timestamp, same file time) and another comes in a second download; a Moodle course goes from
+its class list and grading worksheet to a Moodle import file.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+
+from autograder.course.samples import build_submission, load_samples
+from autograder.course.scratch_course import copy_course
+
+from .conftest import COURSE, REPO
+
+pytestmark = pytest.mark.slow
+
+GRADE_OPTIONS = ["--workers", "2", "--timing-rounds", "3", "--max-timing-rounds", "3", "--timing-budget-s", "1", "--min-repeat-ms", "5",
+                 "--student-timeout-s", "3"]
+CANVAS_EXPORT = ("Student,ID,SIS User ID,SIS Login ID,Section,Tiling (5551)\n"
+                 "    Points Possible,,,,,14\n"
+                 "\"Lovelace, Ada\",48213,U001,ada@uni.example,Section A,\n"
+                 "\"Babbage, Ben\",48214,U002,ben@uni.example,Section A,\n"
+                 "\"Student, Test\",48299,,,Section A,\n"
+                 "\"Nobody, No Id\",,,,Section A,\n")
+MOODLE_EXPORT = ("First name,Last name,ID number,Institution,Department,Email address,\"Assignment: gpu\"\n"
+                 "Dev,Devlin,,,,Dev.Devlin@uni.example,-\n")
+MOODLE_WORKSHEET = ("Identifier,\"Full name\",\"Email address\",Status,Grade,\"Maximum grade\",\"Grade can be changed\","
+                    "\"Last modified (submission)\",\"Last modified (grade)\",\"Feedback comments\"\n"
+                    "\"Participant 7001\",\"Dev Devlin\",Dev.Devlin@uni.example,\"Submitted for grading\",,14.00,Yes,-,-,\n")
+
+
+def command(*args, cwd=REPO, check=True, timeout=300):
+    """A console command of the README, run as a subprocess; its result."""
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+    program = [sys.executable, "-m", "autograder.cli"] if args[0] == "tvm-course" else [str(Path(sys.executable).parent / args[0])]
+    done = subprocess.run([*program, *args[1:]], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+    if check and done.returncode not in (0, 1):
+        raise AssertionError(f"{' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def submission(root, student: str) -> str:
+    """The released notebook as the sample `student` hands it in."""
+    released = nbformat.read(root / "release" / "tiling" / "tiling.ipynb", as_version=4)
+    return nbformat.writes(build_submission(released, next(s for s in load_samples(root, "tiling") if s.student == student)))
+
+
+def write_zip(path: Path, entries: dict[str, str]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in entries.items():
+            archive.writestr(name, content)
+    return path
+
+
+def read_csv(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture(scope="module")
+def canvas(tmp_path_factory):
+    """A Canvas course: class list from Canvas's gradebook export, released, one download collected and graded."""
+    work = tmp_path_factory.mktemp("canvas-term")
+    root = copy_course(COURSE, work / "course")
+    (work / "canvas-grades.csv").write_text(CANVAS_EXPORT, encoding="utf-8")
+    roster = command("tvm-course", "roster", str(work / "canvas-grades.csv"), "--from", "canvas", "--course", str(root))
+    command("nbgrader", "generate_assignment", "tiling", cwd=root)
+    download = write_zip(work / "tvm-course-tiling_submissions.zip", {
+        "lovelaceada_48213_900001_tiling.ipynb": submission(root, "ada"),
+        "babbageben_LATE_48214_900002_tiling-1.ipynb": submission(root, "ben"),
+        "../../escaped_48215_900003_tiling.ipynb": submission(root, "ada"),
+        "babbageben_48214_900004_notes.txt": "my notes",
+    })
+    collected = command("tvm-course", "collect", "tiling", str(download), "--from", "canvas", "--course", str(root))
+    graded = command("tvm-course", "grade", "tiling", "--course", str(root), *GRADE_OPTIONS)
+    exported = command("tvm-course", "export", "tiling", "--format", "canvas", "--column", "Tiling (5551)",
+                       "-o", str(work / "to-canvas.csv"), "--course", str(root))
+    return SimpleNamespace(work=work, root=root, roster=roster, collected=collected, graded=graded, exported=exported)
+
+
+def test_the_class_comes_from_canvass_gradebook_export(canvas):
+    assert canvas.roster.returncode == 0 and "2 student(s) added" in canvas.roster.stdout
+    assert "row 6: no student id given" in canvas.roster.stderr  # the row without an ID is said, not guessed
+    table = json.loads((canvas.root / "release" / "tiling" / "variants.json").read_text())
+    assert len(table["variants"]) == 2  # both enrolled students can see their own shapes
+
+
+def test_a_canvas_download_is_collected_under_the_canvas_user_ids(canvas):
+    out = canvas.collected.stdout + canvas.collected.stderr
+    assert canvas.collected.returncode == 1, out  # collected, with entries refused: said, with their reasons
+    assert "collected 2 notebook(s) of 2 student(s)" in out and "48214: tiling.ipynb (LATE in Canvas)" in out
+    assert "../../escaped_48215_900003_tiling.ipynb: a path with '..'" in out
+    assert "babbageben_48214_900004_notes.txt: not a notebook" in out
+    assert sorted(p.name for p in (canvas.root / "submitted").iterdir()) == ["48213", "48214"]
+    assert not (canvas.work / "escaped_48215_900003_tiling.ipynb").exists()
+    assert list((canvas.root / "downloaded" / "tiling" / "archive").glob("canvas-*.zip"))
+    submitted = canvas.root / "submitted" / "48214" / "tiling" / "tiling.ipynb"
+    assert submitted.stat().st_mode & 0o077 == 0
+
+
+def test_canvas_grades_go_back_as_a_canvas_gradebook_import(canvas):
+    assert canvas.graded.returncode == 0, canvas.graded.stderr
+    rows = read_csv(canvas.work / "to-canvas.csv")
+    assert list(rows[0]) == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Tiling (5551)"]
+    by_id = {row["ID"]: row for row in rows}
+    assert set(by_id) == {"48213", "48214"} and by_id["48213"]["Student"] == "Lovelace, Ada"
+    assert 12 <= float(by_id["48213"]["Tiling (5551)"]) <= 14 and float(by_id["48214"]["Tiling (5551)"]) == 7
+    # the table: the assignment's status apart from the schedule's, and the points ben lost, with why
+    ben = next(line for line in canvas.graded.stdout.splitlines() if line.startswith("48214"))
+    assert "points lost" in ben and "passed" in ben and "lost speed -3 of 3" in ben
+
+
+def test_regrading_goes_by_content_and_a_new_download_replaces_what_it_must(canvas):
+    ada = canvas.root / "submitted" / "48213" / "tiling" / "tiling.ipynb"
+    before = ada.stat()
+    ada.write_text(ada.read_text().replace("\n", " \n", 1))  # edited in place, its file time put back
+    os.utime(ada, ns=(before.st_atime_ns, before.st_mtime_ns))
+    second = write_zip(canvas.work / "second.zip", {"babbageben_48214_900009_tiling-2.ipynb": submission(canvas.root, "cleo")})
+    collected = command("tvm-course", "collect", "tiling", str(second), "--from", "canvas", "--course", str(canvas.root))
+    assert collected.returncode == 0 and "replaced the earlier submission of 48214" in collected.stdout
+    kept = list((canvas.root / "downloaded" / "tiling" / "replaced").glob("*/48214/tiling/tiling.ipynb"))
+    assert len(kept) == 1 and kept[0].read_text() == submission(canvas.root, "ben")  # the one replaced is kept
+    assert list((canvas.root / "downloaded" / "tiling" / "previous").glob("*/canvas-*.zip"))
+    graded = command("tvm-course", "grade", "tiling", "--course", str(canvas.root), *GRADE_OPTIONS)
+    assert "2 graded (changed 2), 0 not graded" in graded.stdout, graded.stdout + graded.stderr
+    assert "48213: changed since it was graded: tiling.ipynb edited" in graded.stderr
+    again = command("tvm-course", "grade", "tiling", "--course", str(canvas.root), *GRADE_OPTIONS)
+    assert "0 graded, 2 not graded (unchanged 2)" in again.stdout
+
+
+def test_a_download_with_nothing_to_collect_is_an_error_that_says_what_it_looked_for(canvas):
+    junk = write_zip(canvas.work / "junk.zip", {"readme.txt": "hello", "Tiling Final.ipynb": submission(canvas.root, "ada")})
+    done = command("tvm-course", "collect", "tiling", str(junk), "--from", "canvas", "--course", str(canvas.root), check=False)
+    assert done.returncode == 2
+    assert "found no submission of tiling" in done.stderr and "lastfirst_[LATE_]USERID_ATTACHMENTID_NAME.ipynb" in done.stderr
+    assert "Tiling Final.ipynb: not named as Canvas names submissions" in done.stderr
+    assert sorted(p.name for p in (canvas.root / "submitted").iterdir()) == ["48213", "48214"]  # nothing lost
+
+
+def test_a_moodle_course_from_class_list_to_grade_import(tmp_path):
+    root = copy_course(COURSE, tmp_path / "course")
+    (tmp_path / "participants.csv").write_text(MOODLE_EXPORT, encoding="utf-8")
+    (tmp_path / "worksheet.csv").write_text(MOODLE_WORKSHEET, encoding="utf-8")
+    assert "1 student(s) added" in command("tvm-course", "roster", str(tmp_path / "participants.csv"), "--from", "moodle",
+                                           "--course", str(root)).stdout
+    command("nbgrader", "generate_assignment", "tiling", cwd=root)
+    download = write_zip(tmp_path / "moodle.zip", {
+        "Dev Devlin_7001_assignsubmission_file_/tiling.ipynb": submission(root, "dev"),
+        "Dev Devlin_7001_assignsubmission_onlinetext_/onlinetext.html": "<p>hi</p>",
+    })
+    without = command("tvm-course", "collect", "tiling", str(download), "--from", "moodle", "--course", str(root), check=False)
+    assert without.returncode == 2 and "--worksheet" in without.stderr
+    collected = command("tvm-course", "collect", "tiling", str(download), "--from", "moodle", "--worksheet",
+                        str(tmp_path / "worksheet.csv"), "--course", str(root))
+    assert "dev.devlin@uni.example: tiling.ipynb" in collected.stdout
+    assert command("tvm-course", "grade", "tiling", "--course", str(root), *GRADE_OPTIONS).returncode == 0
+    command("tvm-course", "export", "tiling", "--format", "moodle", "--column", "Tiling", "-o", str(tmp_path / "to-moodle.csv"),
+            "--course", str(root))
+    (row,) = read_csv(tmp_path / "to-moodle.csv")
+    assert list(row) == ["Email address", "First name", "Last name", "Tiling", "Status"]
+    assert row["Email address"] == "Dev.Devlin@uni.example" and row["Tiling"] == "4" and row["Status"] == "points lost"
