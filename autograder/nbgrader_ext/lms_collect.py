@@ -16,9 +16,10 @@ course/nbgrader_config.py makes them nbgrader's ZipCollectApp plugins:
                     student id (problems/variants.check_student_id)
 
 Which LMS: c.LMSDownload.lms ("canvas", the default, or "moodle") and, for Moodle,
-c.LMSDownload.worksheet; `tvm-course collect ASSIGNMENT --from canvas|moodle ZIP` sets both,
-runs `nbgrader zip_collect`, and fails (exit 2) when nothing was collected, which nbgrader
-itself reports with exit status 0.
+c.LMSDownload.worksheet; `tvm-course collect ASSIGNMENT --from canvas|moodle ZIP` sets both
+and runs `nbgrader zip_collect`. Where the archives hold nothing to collect, the extractor
+ends the run with nbgrader's own fail() (exit status 1, saying what it looked for), where
+nbgrader would collect nothing and exit 0.
 """
 from __future__ import annotations
 
@@ -69,6 +70,7 @@ class SafeExtractor(ExtractorPlugin):
         if not archives:
             self.log.warning("No files found in directory: %s", archive_path)
             return
+        found, looked_for = 0, ""
         for archive in archives:
             if archive.suffix.lower() != ".zip":
                 self.log.warning("Skipped %s: only the LMS's zip downloads are read here", archive.name)
@@ -87,6 +89,10 @@ class SafeExtractor(ExtractorPlugin):
                 self.log.warning("Not collected from %s: %s: %s", archive.name, refused.entry, refused.reason)
             self.log.info("%s: %d submission file(s) of %d student(s) accepted, %d refused",
                           archive.name, len(plan.accepted), len(plan.students), len(plan.refused))
+            found, looked_for = found + len(plan.accepted), plan.looked_for()
+        if not found:  # nbgrader would go on to collect nothing and exit 0
+            self.parent.fail(f"found no submission in {archive_path}: looked for {looked_for or 'zip downloads'}; "
+                             "see the reasons above (for Moodle, set LMSDownload.lms and LMSDownload.worksheet)")
 
 
 class LMSCollector(FileNameCollectorPlugin):

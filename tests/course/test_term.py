@@ -22,7 +22,7 @@ import nbformat
 import pytest
 
 from autograder.course.samples import build_submission, load_samples
-from autograder.course.scratch_course import copy_course
+from autograder.course.scratch_course import copy_course, release_assignment
 
 from .conftest import COURSE, REPO
 
@@ -149,6 +149,14 @@ def test_a_download_with_nothing_to_collect_is_an_error_that_says_what_it_looked
     assert "found no submission of tiling" in done.stderr and "lastfirst_[LATE_]USERID_ATTACHMENTID_NAME.ipynb" in done.stderr
     assert "Tiling Final.ipynb: not named as Canvas names submissions" in done.stderr
     assert sorted(p.name for p in (canvas.root / "submitted").iterdir()) == ["48213", "48214"]  # nothing lost
+    # nbgrader's own command, with the course's plugins, fails too (nbgrader alone exits 0 on nothing)
+    archive = canvas.root / "downloaded" / "tiling" / "archive"
+    for earlier in archive.iterdir():
+        earlier.unlink()
+    (archive / "junk.zip").write_bytes(junk.read_bytes())
+    done = command("nbgrader", "zip_collect", "tiling", "--force", cwd=canvas.root, check=False)
+    assert done.returncode == 1 and "found no submission" in done.stderr + done.stdout
+    assert sorted(p.name for p in (canvas.root / "submitted").iterdir()) == ["48213", "48214"]
 
 
 def test_a_moodle_course_from_class_list_to_grade_import(tmp_path):
@@ -157,7 +165,7 @@ def test_a_moodle_course_from_class_list_to_grade_import(tmp_path):
     (tmp_path / "worksheet.csv").write_text(MOODLE_WORKSHEET, encoding="utf-8")
     assert "1 student(s) added" in command("tvm-course", "roster", str(tmp_path / "participants.csv"), "--from", "moodle",
                                            "--course", str(root)).stdout
-    command("nbgrader", "generate_assignment", "tiling", cwd=root)
+    release_assignment(root, "tiling", students=[])  # `nbgrader generate_assignment tiling`, as the Canvas course ran it
     download = write_zip(tmp_path / "moodle.zip", {
         "Dev Devlin_7001_assignsubmission_file_/tiling.ipynb": submission(root, "dev"),
         "Dev Devlin_7001_assignsubmission_onlinetext_/onlinetext.html": "<p>hi</p>",
