@@ -1,9 +1,12 @@
 """Views of TensorIR for reading: loop nests without the noise, their diff, buffer sizes after compaction.
 
-The compaction view applies the four passes that TVM's own pipeline runs early
+The compaction view applies four of the passes that TVM's own pipeline runs early
 (`LowerInitBlock`, `PlanAndUpdateBufferAllocationLocation`, `ConvertBlocksToOpaque`,
-`CompactBufferAllocation`): an intermediate allocated under a tile loop shrinks to the region
-one iteration of that loop touches. That is the evidence that a schedule made a buffer tile-sized.
+`CompactBufferAllocation`; in `get_tir_pipeline("s_tir")` `CanonicalizeLoop` and
+`LowerCrossThreadReduction` run before them and two thread-binding passes between, which change
+nothing on a CPU schedule: lesson 2 checks it): an intermediate allocated under a tile loop
+shrinks to the region one iteration of that loop touches. That is the evidence that a schedule
+made a buffer tile-sized.
 """
 from __future__ import annotations
 
