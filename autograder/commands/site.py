@@ -1,8 +1,8 @@
 """`tvm-course site build` and `tvm-course site serve`: the course website.
 
 Exit codes: 0 built / served, 1 the build failed (a lesson raised, a quiz has errors, the
-course map has problems), 2 usage errors (an output folder that is not ours or cannot be written, no site
-to serve).
+course map has problems), 2 usage errors (an output folder that is not ours or cannot be written, a
+repository URL that is not a GitHub repository's, no site to serve).
 """
 from __future__ import annotations
 
@@ -29,6 +29,12 @@ def register(subparsers) -> None:
     p.add_argument("-o", "--output", default=str(DEFAULT_OUT), metavar="DIR", help=f"output folder (default: {DEFAULT_OUT}/)")
     p.add_argument("--syllabus", default=str(DEFAULT_PATH), help="the course map (default: course/syllabus.yaml)")
     p.add_argument("--refresh", action="store_true", help="execute every lesson again, ignoring the cache")
+    p.add_argument("--repo-url", default=None, metavar="URL",
+                   help="the course's public GitHub repository (https://github.com/OWNER/REPO): lesson pages then "
+                        "link 'Open in Colab' and 'Launch Binder' for their notebook (default: $TVM_COURSE_REPO_URL; "
+                        "without it, pages offer the notebook to download only)")
+    p.add_argument("--repo-branch", default="main", metavar="BRANCH",
+                   help="the branch those links open (default: main)")
     p.set_defaults(handler=run_build)
 
     p = sub.add_parser("serve", help="serve a built site on http://127.0.0.1:PORT/ (loopback only)")
@@ -41,14 +47,16 @@ def run_build(args) -> int:
     from autograder.quiz.diagnostics import QuizFileError
     from autograder.site.build import OutputFolderError, SiteBuildError, build_site
     from autograder.site.executed import LessonExecutionError
+    from autograder.site.notebook_links import RepositoryURLError
     from autograder.site.quiz_html import QuizBuildError
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
     try:
-        report = build_site(args.output, args.syllabus, refresh=args.refresh, log=log)
-    except OutputFolderError as err:
+        report = build_site(args.output, args.syllabus, refresh=args.refresh, repo_url=args.repo_url,
+                            repo_branch=args.repo_branch, log=log)
+    except (OutputFolderError, RepositoryURLError) as err:
         print(f"tvm-course site build: {err}", file=sys.stderr)
         return EXIT_USAGE
     except (SiteBuildError, LessonExecutionError, QuizBuildError, QuizFileError) as err:

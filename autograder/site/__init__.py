@@ -1,9 +1,12 @@
 """The course website: `tvm-course site build` and `tvm-course site serve`.
 
 Modules: executed (lesson notebooks run once by a real kernel, cached), notebook_html (an
-executed notebook as page HTML), quiz_html (a lesson's released quiz as a form), course_map
-(the map page), pages (templates and filters), build (the whole site), serve (a local server).
-Package data: templates/*.html, static/ (site.css, quiz-hashing.js, quiz.js).
+executed notebook as page HTML), figures (its plots as files, sharp and enlargeable),
+page_structure (title, headings in order, table of contents), navigation (sidebar, breadcrumb,
+previous / next), notebook_links (the notebook to download; Colab and Binder), quiz_html (a
+lesson's released quiz as a form), course_map (the map page), pages (templates and filters),
+build (the whole site), serve (a local server).
+Package data: templates/*.html, static/ (site.css, site.js, quiz-hashing.js, quiz.js, favicon.svg).
 """
 from __future__ import annotations
 

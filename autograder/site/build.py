@@ -4,8 +4,14 @@
     _site/lessons/<lesson id>.html           a lesson: where its numbers were measured (the
                                              machine that executed it, when, which TVM), its
                                              notebook executed, then its quiz
+    _site/lessons/figures/<lesson id>-<n>.*  the lesson's figures (SVG, or PNG at twice their size)
+    _site/notebooks/<notebook>.ipynb         each lesson's notebook to download, outputs stripped
     _site/quizzes/<quiz id>.released.yaml    the released quiz, for checking code answers locally
-    _site/assets/                            stylesheets and the quiz scripts
+    _site/assets/                            the stylesheet, the page and quiz scripts, the icon
+
+Every page has the course map (a sidebar, or a menu on a narrow screen), previous / next links
+and, on a lesson page, a table of contents; see navigation.py and page_structure.py. With a
+`repository` (the course's public GitHub repository), lesson pages also link Colab and Binder.
 
 The slow part, executing the lessons, goes through executed.executed_notebook and its cache,
 so a rebuild with unchanged sources only re-renders. The site is built in a staging folder
@@ -14,6 +20,7 @@ OUT is only ever replaced when it is a site this command built (it holds MARKER)
 """
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -25,12 +32,15 @@ from autograder import syllabus as syllabus_module
 
 from . import DEFAULT_OUT, course_map, pages
 from .executed import MeasuredOn, cached_path, executed_notebook
+from .navigation import course_nav
 from .notebook_html import render_notebook
+from .notebook_links import REPO_URL_ENV, Repository, links_for, stripped_notebook
+from .page_structure import TocEntry
 from .quiz_html import released_document, released_yaml, render_quiz
 
 MARKER = ".tvm-course-site"
 STATIC_DIR = Path(__file__).resolve().parent / "static"
-STATIC_FILES = ("site.css", "quiz-hashing.js", "quiz.js")
+STATIC_FILES = ("site.css", "site.js", "quiz-hashing.js", "quiz.js", "favicon.svg")
 HIGHLIGHT_STYLE = "default"
 
 
@@ -57,11 +67,17 @@ class BuildReport:
 
 
 def build_site(out: str | Path = DEFAULT_OUT, syllabus_path: str | Path = syllabus_module.DEFAULT_PATH, *,
-               refresh: bool = False, log: Callable[[str], None] = lambda message: None) -> BuildReport:
-    """Build the whole site into `out`; SiteBuildError (or LessonExecutionError) when it cannot."""
+               refresh: bool = False, repo_url: str | None = None, repo_branch: str = "main",
+               log: Callable[[str], None] = lambda message: None) -> BuildReport:
+    """Build the whole site into `out`; SiteBuildError (or LessonExecutionError) when it cannot.
+
+    `repo_url` (default: $TVM_COURSE_REPO_URL) is the course's public GitHub repository: with it,
+    lesson pages link Colab and Binder for their notebook on `repo_branch`."""
     started = time.monotonic()
     out = Path(out).resolve()
     _check_replaceable(out)
+    repo_url = repo_url if repo_url is not None else os.environ.get(REPO_URL_ENV) or None
+    repository = Repository.parse(repo_url, repo_branch) if repo_url else None  # RepositoryURLError
     try:
         syllabus = syllabus_module.load(syllabus_path)
     except syllabus_module.SyllabusError as err:
@@ -81,6 +97,10 @@ def build_site(out: str | Path = DEFAULT_OUT, syllabus_path: str | Path = syllab
                                 "choose a folder you can write to with -o") from None
     try:
         _write_assets(staging)
+        nav = course_nav(syllabus)
+        # A link to another lesson's notebook goes to its page (pages are side by side in lessons/).
+        lesson_pages = {Path(lesson.notebook).name: f"{lesson.id}.html"
+                        for unit in syllabus.units for lesson in unit.lessons}
         question_counts: dict[str, course_map.QuizCount] = {}
         for unit in syllabus.units:
             for lesson in unit.lessons:
@@ -94,13 +114,23 @@ def build_site(out: str | Path = DEFAULT_OUT, syllabus_path: str | Path = syllab
                 page = course_map.lesson_page(lesson.id)
                 released_file = f"quizzes/{document['id']}.released.yaml"
                 _write(staging / released_file, released_yaml(document))
-                rendered = render_notebook(notebook, notebook_path.parent)
+                rendered = render_notebook(notebook, notebook_path.parent, figure_prefix=lesson.id,
+                                           lesson_pages=lesson_pages)
+                for figure in rendered.figures:
+                    _write_bytes(staging / Path(page).parent / figure.file, figure.data)
+                links = links_for(lesson.notebook, repository)
+                _write(staging / links.download, stripped_notebook(notebook_path))
                 quiz_html = render_quiz(document, released_file=f"../{released_file}")
+                assignments = [a for a in unit.assignments if a.after == lesson.id]
+                toc = [*rendered.toc, TocEntry(2, "check-yourself", "Check yourself")]
+                if assignments:
+                    toc.append(TocEntry(2, "next-up", "Next: the assignment" + ("s" if len(assignments) > 1 else "")))
                 html = pages.render(
-                    "lesson.html", root="../", course=syllabus.course, unit_title=unit.title,
-                    lesson=lesson, notebook_html=rendered.body_html, notebook_has_title=rendered.title is not None,
-                    quiz_html=quiz_html, assignments=[a for a in unit.assignments if a.after == lesson.id],
-                    measured_on=MeasuredOn.of(notebook))
+                    "lesson.html", root="../", course=syllabus.course, nav=nav, current=lesson.id,
+                    unit=nav.unit_of(lesson.id), nav_lesson=nav.lesson(lesson.id), pager=nav.pager(lesson.id),
+                    title=rendered.title or lesson.title, toc=toc, links=links,
+                    lesson=lesson, notebook_html=rendered.body_html,
+                    quiz_html=quiz_html, assignments=assignments, measured_on=MeasuredOn.of(notebook))
                 _write(staging / page, html)
                 report.pages.append(page)
         _write(staging / "index.html", course_map.render_map(syllabus, question_counts))
@@ -123,6 +153,11 @@ def _check_replaceable(out: Path) -> None:
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
 
 
 def _write_assets(staging: Path) -> None:

@@ -11,11 +11,7 @@ from dataclasses import dataclass
 from autograder.syllabus import Syllabus
 
 from . import pages
-
-
-def lesson_page(lesson_id: str) -> str:
-    """A lesson page's path relative to the site root."""
-    return f"lessons/{lesson_id}.html"
+from .navigation import course_nav, lesson_page  # noqa: F401 (lesson_page: where lesson pages are)
 
 
 @dataclass(frozen=True)
@@ -49,6 +45,7 @@ class LessonEntry:
     page: str
     notebook: str
     quiz: QuizCount
+    number: int = 0  # through the whole course, as the sidebar numbers lessons
 
 
 @dataclass
@@ -71,10 +68,12 @@ class UnitEntry:
 def map_entries(syllabus: Syllabus, question_counts: dict[str, QuizCount]) -> list[UnitEntry]:
     """The map's content; `question_counts` maps a lesson id to its quiz's counts."""
     units = []
+    numbers = {lesson.id: lesson.number for lesson in course_nav(syllabus).lessons}
     for unit in syllabus.units:
         titles = {lesson.id: lesson.title for lesson in unit.lessons}
         lessons = [LessonEntry(lesson.title, lesson_page(lesson.id), lesson.notebook,
-                               question_counts.get(lesson.id, QuizCount(0, 0))) for lesson in unit.lessons]
+                               question_counts.get(lesson.id, QuizCount(0, 0)), numbers[lesson.id])
+                   for lesson in unit.lessons]
         assignments = [AssignmentEntry(a.title, a.problem, titles.get(a.after, a.after), lesson_page(a.after))
                        for a in unit.assignments]
         units.append(UnitEntry(unit.id, unit.title, unit.summary, lessons, assignments))
@@ -82,4 +81,6 @@ def map_entries(syllabus: Syllabus, question_counts: dict[str, QuizCount]) -> li
 
 
 def render_map(syllabus: Syllabus, question_counts: dict[str, QuizCount]) -> str:
-    return pages.render("map.html", root="", course=syllabus.course, units=map_entries(syllabus, question_counts))
+    nav = course_nav(syllabus)
+    return pages.render("map.html", root="", course=syllabus.course, units=map_entries(syllabus, question_counts),
+                        nav=nav, current=None, toc=[], pager=nav.pager(None))

@@ -11,6 +11,10 @@ covers everything an executed lesson depends on that this package can know about
   `autograder/site/`, which renders lessons but is never imported by them);
 - the versions of tvm-course, TVM, Python and the kernel name.
 
+The kernel shows matplotlib's inline figures as "retina" PNGs (KERNEL_ARGUMENTS): twice the pixels
+of the size they are shown at, which their output metadata gives, so that they stay sharp on phones
+and high-DPI screens (figures.py). The lessons' own plots (autograder/lessons/plots.py) do the same.
+
 The cache lives in `$TVM_COURSE_CACHE/executed/` when that variable is set, else in
 `$XDG_CACHE_HOME/tvm-course/executed/` (by default `~/.cache/tvm-course/executed/`). Entries
 are written atomically, so concurrent builds cannot leave a torn file; a failed run is never
@@ -38,7 +42,8 @@ KERNEL_NAME = "python3"
 CELL_TIMEOUT_S = 900
 CACHE_ENV = "TVM_COURSE_CACHE"
 # Bump when what is stored, or how it is keyed, changes.
-CACHE_FORMAT = "executed-notebook/v2"  # v2: the run's machine, date and TVM version in METADATA_KEY
+CACHE_FORMAT = "executed-notebook/v3"  # v2: the run's machine, date and TVM version; v3: retina figures
+KERNEL_ARGUMENTS = ["--InlineBackend.figure_formats=retina"]
 # Package files that lessons never import: changing them must not re-execute lessons.
 _NOT_IMPORTED_BY_LESSONS = ("site",)
 _SOURCE_SUFFIXES = (".py", ".json", ".yaml", ".yml")
@@ -146,6 +151,7 @@ def execute(path: str | Path, *, kernel_name: str = KERNEL_NAME, cell_timeout_s:
     notebook = nbformat.read(path, as_version=4)
     started = time.monotonic()
     client = NotebookClient(notebook, kernel_name=kernel_name, timeout=cell_timeout_s,
+                            extra_arguments=list(KERNEL_ARGUMENTS),
                             resources={"metadata": {"path": str(path.resolve().parent)}})
     try:
         client.execute()

@@ -1,7 +1,8 @@
-"""Fixtures for the website's tests: a tiny course (one short notebook, a quiz with every question
-type) built into a real site, and a real headless Chromium driven by Playwright.
+"""Fixtures for the website's tests: a tiny course (two short notebooks in two units, one quiz with
+every question type and one with a single question) built into a real site, and a real headless
+Chromium driven by Playwright.
 
-The tiny course keeps most tests fast: its notebook is executed by a real kernel once per
+The tiny course keeps most tests fast: its notebooks are executed by a real kernel once per
 session (into a session cache folder). The real course is built once per session, by the
 slow end-to-end test only.
 """

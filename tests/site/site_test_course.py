@@ -23,6 +23,46 @@ TINY_NOTEBOOK_CELLS = [
     ("code", "from IPython.display import Markdown\nMarkdown('| measured | value |\\n|---|---|\\n| speedup | 2.5x |')"),
 ]
 
+# What a real lesson has and the first one does not: headings that skip a level, code and output
+# wider than the prose, a plot with a text summary (shown as the lesson helpers show one), a table
+# with an empty corner, and a link to another lesson's notebook.
+SUMMARY = "Bar chart: speedup over 'unfused': fused 1.20x, fused + scheduled 1.45x."
+LONG_CODE = ("speedups = {'unfused': 1.00, 'fused': 1.20, 'fused + scheduled': 1.45}  "
+             "# the medians of nine interleaved rounds, one thread, on the build machine")
+NEXT_NOTEBOOK_CELLS = [
+    ("markdown", "# Next steps\n\nAfter [the tiny lesson](tiny.ipynb) (`tiny.ipynb`), one more.\n\n"
+                 "### Learning goals\n\nRead a plot.\n\n### About the numbers\n\nMeasured at build time."),
+    ("markdown", "## 1. A wide table\n\n|  | fused | unfused |\n|---|---|---|\n| time | 1.0 ms | 1.2 ms |"),
+    ("code", LONG_CODE + "\nprint('verdict: ' + ', '.join(f'{name} {value:.2f}x' for name, value in speedups.items()) "
+                         "+ ' (median of per-round ratios; the middle half of the rounds lies within 0.02x of it)' * 2)"),
+    ("markdown", "## 2. A plot\n\n#### How it is drawn\n\nAt twice its size."),
+    ("code", "import base64, io\nimport matplotlib.pyplot as plt\nfrom IPython.display import display\n"
+             "fig, ax = plt.subplots(figsize=(6.9, 2.0))\n"
+             "ax.barh(['unfused', 'fused', 'fused + scheduled'], [1.0, 1.2, 1.45])\n"
+             "ax.set_xlabel('speedup over unfused (median of per-round ratios)')\n"
+             "buffer = io.BytesIO()\nfig.savefig(buffer, format='png', dpi=200, bbox_inches='tight')\nplt.close(fig)\n"
+             "png = buffer.getvalue()\nwidth = int.from_bytes(png[16:20], 'big') // 2\n"
+             f"summary = {SUMMARY!r}\n"
+             "display({'image/png': base64.b64encode(png).decode('ascii'), 'text/plain': summary}, raw=True,\n"
+             "        metadata={'image/png': {'alt': summary, 'width': width}})\nprint(summary)"),
+]
+
+NEXT_QUIZ = textwrap.dedent("""\
+    id: tiny-next
+    title: "Check yourself: next steps"
+    lesson: tiny-next
+    questions:
+      - id: bar-count
+        type: single
+        prompt: How many bars does the plot have?
+        choices:
+          - text: "two"
+            feedback: Count the unfused one too.
+          - text: "three"
+            correct: true
+        explanation: Unfused, fused, fused + scheduled.
+    """)
+
 TINY_QUIZ = textwrap.dedent("""\
     id: tiny
     title: "Check yourself: a tiny lesson"
@@ -107,20 +147,23 @@ TINY_QUIZ = textwrap.dedent("""\
     """)
 
 
-def tiny_notebook() -> nbformat.NotebookNode:
+def tiny_notebook(cells=TINY_NOTEBOOK_CELLS) -> nbformat.NotebookNode:
     notebook = new_notebook(cells=[new_markdown_cell(source) if kind == "markdown" else new_code_cell(source)
-                                   for kind, source in TINY_NOTEBOOK_CELLS])
+                                   for kind, source in cells])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     return notebook
 
 
 def write_tiny_course(root: Path) -> Path:
-    """A course root with course/syllabus.yaml, one lesson and its quiz; returns the syllabus path."""
+    """A course root with course/syllabus.yaml and two lessons in two units, each with its quiz;
+    returns the syllabus path."""
     (root / "course").mkdir(parents=True, exist_ok=True)
     (root / "lessons").mkdir(exist_ok=True)
     (root / "quizzes").mkdir(exist_ok=True)
     nbformat.write(tiny_notebook(), root / "lessons" / "tiny.ipynb")
+    nbformat.write(tiny_notebook(NEXT_NOTEBOOK_CELLS), root / "lessons" / "tiny-next.ipynb")
     (root / "quizzes" / "tiny.yaml").write_text(TINY_QUIZ, encoding="utf-8")
+    (root / "quizzes" / "tiny-next.yaml").write_text(NEXT_QUIZ, encoding="utf-8")
     syllabus = root / "course" / "syllabus.yaml"
     syllabus.write_text(textwrap.dedent("""\
         course: "A tiny course"
@@ -133,5 +176,13 @@ def write_tiny_course(root: Path) -> Path:
                 title: "A tiny lesson"
                 notebook: lessons/tiny.ipynb
                 quiz: quizzes/tiny.yaml
+          - id: next-unit
+            title: "Second unit"
+            summary: Headings, a wide table, long lines and a plot with a summary.
+            lessons:
+              - id: tiny-next
+                title: "Next steps"
+                notebook: lessons/tiny-next.ipynb
+                quiz: quizzes/tiny-next.yaml
         """), encoding="utf-8")
     return syllabus

@@ -1,5 +1,6 @@
 """The quiz on a built lesson page, in a real headless Chromium: every browser question type, right,
-wrong and unreadable answers, the running score, keyboard use, tampering, and no WebCrypto."""
+wrong and unreadable answers, the running score, keyboard use, tampering, answers kept across
+reloads, and a page without WebCrypto (plain http)."""
 from __future__ import annotations
 
 import re
@@ -9,7 +10,8 @@ import pytest
 from autograder.quiz.key import answer_key
 from autograder.quiz.loading import load_instructor
 
-from quiz_browser import answer_and_check, check, current_order, fill_answer, order_items, question, score, status
+from quiz_browser import (answer_and_check, check, current_order, fill_answer, order_items, question, score, status,
+                          wait_until_ready)
 from site_test_course import TINY_QUIZ
 
 
@@ -24,7 +26,7 @@ def key(tmp_path_factory):
 @pytest.fixture
 def lesson(page, tiny_site):
     page.goto((tiny_site / "lessons" / "tiny.html").as_uri())
-    page.wait_for_function("document.querySelector('[data-score]').textContent.includes('/ 6 correct')")
+    wait_until_ready(page)
     return page
 
 
@@ -98,7 +100,7 @@ def test_keyboard_alone_answers_and_checks(lesson, key):
     text_input.focus()
     page.keyboard.type("ranks")
     page.keyboard.press("Enter")  # submits the question's form
-    page.wait_for_function("() => document.querySelector('[data-question-id=verb]').dataset.status === 'correct'")
+    page.wait_for_function("() => document.querySelector('#q5').dataset.status === 'correct'")
 
     order_items(page, "steps", key["steps"])  # Move up buttons, pressed with Enter
     assert current_order(page, "steps") == key["steps"]
@@ -106,7 +108,7 @@ def test_keyboard_alone_answers_and_checks(lesson, key):
     button = question(page, "steps").locator("button[type=submit]")
     button.focus()
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector('[data-question-id=steps]').dataset.status === 'correct'")
+    page.wait_for_function("() => document.querySelector('#q6').dataset.status === 'correct'")
 
     radio = question(page, "pick-one").locator("input[type=radio]").first
     radio.focus()
@@ -167,27 +169,125 @@ def test_a_question_changed_after_release_is_shown_but_not_scored(page, tiny_sit
     assert score(page) == "0 / 6 correct"
 
 
-def test_without_webcrypto_the_page_says_why_it_cannot_check(browser, tiny_site):
+def _plain_http_page(browser, site, host="course.example"):
+    """The site as served over plain http from a host that is not this machine: not a secure
+    context, so the page has no WebCrypto. Requests to the host are answered from the folder."""
     context = browser.new_context()
-    context.add_init_script("Object.defineProperty(Crypto.prototype, 'subtle', {get: () => undefined});")
+
+    def serve(route):
+        path = route.request.url.split(host, 1)[1].split("?")[0].split("#")[0].lstrip("/") or "index.html"
+        file = site / path
+        if file.is_file():
+            route.fulfill(path=str(file))
+        else:
+            route.fulfill(status=404, body="not found")
+
+    context.route(f"http://{host}/**", serve)
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    return context, page
+
+
+def test_without_webcrypto_on_plain_http_the_quiz_still_checks(browser, tiny_site, key):
+    context, page = _plain_http_page(browser, tiny_site)
+    page.goto("http://course.example/lessons/tiny.html")
+    assert page.evaluate("window.isSecureContext") is False
+    assert page.evaluate("!(window.crypto && window.crypto.subtle)")  # no WebCrypto here
+    wait_until_ready(page)
+    for question_id in ("pick-one", "pick-many", "tile-bytes", "ratio", "verb", "steps"):
+        assert answer_and_check(page, question_id, key[question_id]).startswith("✓ Correct."), question_id
+    assert score(page) == "6 / 6 correct"
+    assert "That is the tile width" in answer_and_check(page, "pick-one", "a")
+    assert page.locator("[data-quiz-notice]").inner_text() == ""  # nothing to apologise for
+    assert page.errors == []
+    context.close()
+
+
+def test_text_answers_ignore_backticks_and_trailing_punctuation(lesson):
+    page = lesson
+    for typed in ("ranks.", "`ranks`", "`Ranks`.", "scores!", " ranks ; "):
+        assert answer_and_check(page, "verb", typed).startswith("✓ Correct."), typed
+    assert "Candidates come from the search" in answer_and_check(page, "verb", "`generates`.")
+    assert answer_and_check(page, "verb", ".ranks").startswith("✗ Not yet.")
+
+
+def test_answers_are_kept_across_a_reload_and_cleared_by_starting_again(lesson, key):
+    page = lesson
+    answer_and_check(page, "pick-one", key["pick-one"])
+    answer_and_check(page, "pick-many", ["a", "b"])  # wrong, with its feedback
+    fill_answer(page, "tile-bytes", "1024")  # typed, never checked
+    order_items(page, "steps", key["steps"])
+    check(page, "steps")
+    assert score(page) == "2 / 6 correct"
+
+    page.reload()
+    wait_until_ready(page)
+    assert score(page) == "2 / 6 correct"
+    assert status(page, "pick-one") == "correct" and status(page, "steps") == "correct"
+    assert status(page, "pick-many") == "wrong"
+    assert "ReLU is an operator" in question(page, "pick-many").locator(".feedback").inner_text()
+    assert question(page, "tile-bytes").locator("input[type=text]").input_value() == "1024"
+    assert status(page, "tile-bytes") is None  # typed but not checked: still not checked
+    assert current_order(page, "steps") == key["steps"]
+    assert "from your last visit are back (2 / 6 correct)" in page.locator("[data-quiz-notice]").inner_text()
+
+    page.get_by_role("button", name="Start again").click()
+    assert score(page) == "0 / 6 correct"
+    assert status(page, "pick-one") is None and question(page, "pick-one").locator("input:checked").count() == 0
+    assert question(page, "tile-bytes").locator("input[type=text]").input_value() == ""
+    assert current_order(page, "steps") == ["a", "b", "c"]
+    assert question(page, "pick-one").locator(".feedback").inner_text() == ""
+    page.reload()
+    wait_until_ready(page)
+    assert score(page) == "0 / 6 correct" and status(page, "pick-one") is None
+    assert page.errors == []
+
+
+def test_progress_is_kept_per_quiz_and_release(page, tiny_site, tmp_path, key):
+    from conftest import copy_site
+
+    page.goto((tiny_site / "lessons" / "tiny.html").as_uri())
+    wait_until_ready(page)
+    answer_and_check(page, "pick-one", key["pick-one"])
+    keys = page.evaluate("Object.keys(localStorage)")
+    data = page.evaluate("JSON.parse(document.querySelector('script[type=\"application/json\"]').textContent)")
+    assert keys == [f"tvm-course-quiz:tiny:{data['released']['integrity']}"]
+    stored = page.evaluate("JSON.parse(localStorage.getItem(Object.keys(localStorage)[0]))")
+    assert stored == {"answers": {"pick-one": key["pick-one"]}, "checked": ["pick-one"]}  # answers, never verdicts
+
+    # Another release of the same quiz (a rebuild draws a new salt) starts afresh.
+    site = copy_site(tiny_site, tmp_path / "rereleased")
+    lesson = site / "lessons" / "tiny.html"
+    html = lesson.read_text(encoding="utf-8")
+    lesson.write_text(html.replace(data["released"]["integrity"], "0" * 64), encoding="utf-8")
+    page.goto(lesson.as_uri())
+    wait_until_ready(page)
+    assert score(page) == "0 / 6 correct" and status(page, "pick-one") is None
+
+
+def test_the_score_stays_in_view_while_answering(browser, tiny_site):
+    context = browser.new_context(viewport={"width": 390, "height": 700}, is_mobile=True, has_touch=True)
     page = context.new_page()
     page.goto((tiny_site / "lessons" / "tiny.html").as_uri())
-    notice = page.locator("[data-quiz-notice]")
-    notice.wait_for(state="visible")
-    assert "no WebCrypto" in notice.inner_text() and "tvm-course site serve" in notice.inner_text()
-    assert page.locator("section.quiz button[type=submit]").first.is_disabled()
+    wait_until_ready(page)
+    for question_id in ("pick-one", "verb"):
+        question(page, question_id).scroll_into_view_if_needed()
+        box = page.locator("[data-score]").bounding_box()
+        assert 0 <= box["y"] and box["y"] + box["height"] <= 700, question_id  # on screen
+    assert page.get_by_role("button", name="Start again").is_visible()
     context.close()
 
 
 def test_map_links_to_the_lesson_and_back(page, tiny_site):
     page.goto((tiny_site / "index.html").as_uri())
     assert page.locator("h1").inner_text() == "A tiny course"
-    page.get_by_role("link", name="A tiny lesson").click()
+    page.locator(".lesson-list").get_by_role("link", name="A tiny lesson").click()
     page.wait_for_url("**/lessons/tiny.html")
     assert page.locator("section.quiz h2").inner_text() == "Check yourself"
-    page.get_by_role("link", name="← back to the map").last.click()
+    page.get_by_role("navigation", name="Breadcrumb").get_by_role("link", name="Course map").click()
     page.wait_for_url("**/index.html")
-    page.get_by_role("link", name=re.compile("Check yourself")).click()
+    page.get_by_role("link", name=re.compile("Check yourself")).first.click()
     page.wait_for_url("**/lessons/tiny.html#check-yourself")
     assert page.errors == [] and page.remote_requests == []
 
@@ -196,9 +296,10 @@ def test_map_links_to_the_lesson_and_back(page, tiny_site):
 def test_phone_and_tablet_widths_need_no_sideways_scrolling(browser, tiny_site, width):
     context = browser.new_context(viewport={"width": width, "height": 800}, is_mobile=width < 700, has_touch=True)
     page = context.new_page()
-    for name in ("index.html", "lessons/tiny.html"):
+    for name in ("index.html", "lessons/tiny.html", "lessons/tiny-next.html"):
         page.goto((tiny_site / name).as_uri())
         assert page.evaluate("document.documentElement.scrollWidth") <= width, name
+    page.goto((tiny_site / "lessons" / "tiny.html").as_uri())
     # Choices are comfortable to tap.
     heights = question(page, "pick-one").locator("label.choice").evaluate_all(
         "labels => labels.map(l => l.getBoundingClientRect().height)")

@@ -41,13 +41,15 @@ def _parse(path: Path) -> _Links:
 
 def test_the_site_has_a_map_a_lesson_page_the_released_quiz_and_assets(tiny_site):
     files = sorted(p.relative_to(tiny_site).as_posix() for p in tiny_site.rglob("*") if p.is_file())
-    assert files == [MARKER, "assets/quiz-hashing.js", "assets/quiz.js", "assets/site.css", "index.html",
-                     "lessons/tiny.html", "quizzes/tiny.released.yaml"]
+    assert files == [MARKER, "assets/favicon.svg", "assets/quiz-hashing.js", "assets/quiz.js", "assets/site.css",
+                     "assets/site.js", "index.html", "lessons/figures/tiny-1.png", "lessons/figures/tiny-next-1.png",
+                     "lessons/tiny-next.html", "lessons/tiny.html", "notebooks/tiny-next.ipynb", "notebooks/tiny.ipynb",
+                     "quizzes/tiny-next.released.yaml", "quizzes/tiny.released.yaml"]
     assert ".highlight" in (tiny_site / "assets" / "site.css").read_text()  # Pygments colours appended
     lesson = (tiny_site / "lessons" / "tiny.html").read_text(encoding="utf-8")
-    assert lesson.count("← back to the map") == 2
-    assert "tiles per axis: 14" in lesson and "data:image/png;base64," in lesson
+    assert "tiles per axis: 14" in lesson and 'src="figures/tiny-1.png"' in lesson
     assert 'id="check-yourself"' in lesson
+    assert '<link rel="icon" href="../assets/favicon.svg"' in lesson
 
 
 def test_the_map_counts_the_questions_the_page_scores(tiny_site):
@@ -93,8 +95,15 @@ def test_the_banner_survives_a_run_that_recorded_nothing():
 
     unknown = MeasuredOn.of(new_notebook())
     assert unknown == MeasuredOn(None, None, None, None)
-    html = pages.render("lesson.html", root="../", course="c", unit_title="u", lesson={"title": "L"},
-                        notebook_html="", notebook_has_title=False, quiz_html="", assignments=[], measured_on=unknown)
+    from autograder.site.navigation import CourseNav, NavLesson, NavUnit, Pager
+    from autograder.site.notebook_links import NotebookLinks
+
+    lesson = NavLesson(1, "l", "L", "lessons/l.html", 1)
+    nav = CourseNav((NavUnit(1, "u", "U", "index.html#unit-u", (lesson,), ()),))
+    html = pages.render("lesson.html", root="../", course="c", nav=nav, current="l", unit=nav.units[0],
+                        nav_lesson=lesson, pager=Pager(None, None), title="L", toc=[],
+                        links=NotebookLinks("notebooks/l.ipynb", "l.ipynb"), lesson={"title": "L"},
+                        notebook_html="", quiz_html="", assignments=[], measured_on=unknown)
     assert "a CPU the build did not record" in html and "TVM (version not recorded)" in html
 
 
@@ -130,9 +139,9 @@ def test_links_resolve_inside_the_site_and_nothing_is_remote(tiny_site):
 def test_a_rebuild_reuses_the_executed_lesson(use_cache, tiny_course, tiny_site, tmp_path):
     started = time.monotonic()
     report = build_site(tmp_path / "again", tiny_course)
-    assert report.executed == [] and report.from_cache == ["lessons/tiny.ipynb"]
+    assert report.executed == [] and report.from_cache == ["lessons/tiny.ipynb", "lessons/tiny-next.ipynb"]
     assert time.monotonic() - started < 10
-    assert report.pages == ["index.html", "lessons/tiny.html"]
+    assert report.pages == ["index.html", "lessons/tiny.html", "lessons/tiny-next.html"]
     assert (report.out / "lessons" / "tiny.html").read_text(encoding="utf-8").count("tiles per axis: 14") == 1
 
 

@@ -23,10 +23,10 @@ def test_build_then_rebuild_from_the_cache(tiny_course, session_cache, tmp_path)
     out = tmp_path / "site"
     first = _run("site", "build", "-o", str(out), "--syllabus", str(tiny_course), env=env)
     assert first.returncode == 0, first.stderr
-    assert "built 2 pages" in first.stdout and f"open {(out / 'index.html').as_uri()}" in first.stdout
+    assert "built 3 pages" in first.stdout and f"open {(out / 'index.html').as_uri()}" in first.stdout
     second = _run("site", "build", "-o", str(out), "--syllabus", str(tiny_course), env=env)
     assert second.returncode == 0, second.stderr
-    assert "0 lesson(s) executed, 1 lesson(s) from the cache" in second.stdout
+    assert "0 lesson(s) executed, 2 lesson(s) from the cache" in second.stdout
     assert "lessons/tiny.ipynb: executed copy from the cache" in second.stderr
 
 
@@ -93,3 +93,10 @@ def test_site_help_lists_build_and_serve():
 @pytest.mark.parametrize("argv", [["site"], ["site", "build", "--no-such-flag"]])
 def test_usage_errors_exit_2(argv):
     assert _run(*argv).returncode == 2
+
+
+def test_a_repository_url_that_is_not_githubs_is_a_usage_error(tiny_course, tmp_path):
+    result = _run("site", "build", "-o", str(tmp_path / "site"), "--syllabus", str(tiny_course),
+                  "--repo-url", "https://gitlab.com/course/tvm")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "https://github.com/OWNER/REPO" in result.stderr and not (tmp_path / "site").exists()
