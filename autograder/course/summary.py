@@ -149,12 +149,17 @@ def _reason(result: dict) -> str:
 
 def _lost_points(row: Row, plan: GradingPlan, record: dict) -> str:
     """Which cells lost points, how many, and why: "speed -3 of 3 (0.31x the speed of the yardstick)"."""
-    said = []
+    groups: dict[str, list[tuple[str, float, float]]] = {}  # why -> [(cell, lost, out of)]: parts lost for one reason go together
     for name, points in row.parts.items():
         out_of = row.out_of.get(name, 0.0)
         if points is None or points >= out_of - 1e-9:
             continue
-        said.append(f"{name} -{out_of - points:g} of {out_of:g}" + (f" ({why})" if (why := _why_lost(name, plan, record)) else ""))
+        groups.setdefault(_why_lost(name, plan, record), []).append((name, out_of - points, out_of))
+    said = []
+    for why, cells in groups.items():
+        names = ", ".join(name for name, _, _ in cells)
+        lost, out_of = sum(c[1] for c in cells), sum(c[2] for c in cells)
+        said.append(f"{names} -{lost:g} of {out_of:g}" + (f" ({why})" if why else ""))
     if row.late_penalty:
         said.append(f"late -{row.late_penalty:g}")
     return visible("; ".join(said))

@@ -65,3 +65,28 @@ def test_the_fault_log_has_the_details_the_feedback_leaves_out(tmp_path):
     assert "== kim ==" in text and "RPCError: lost" in text and "== hal ==" in text and "KernelDied" in text
     assert log.stat().st_mode & 0o077 == 0
     assert write_fault_log(rows(), {}, log) is None and not log.exists()  # nothing to say: no stale log left
+
+
+def test_lost_points_say_which_cells_and_why_from_the_trusted_record():
+    from autograder.course.summary import _lost_points
+    from autograder.engine.report import Check, Result
+    from autograder.nbgrader_ext.plan import load_plan
+
+    from .conftest import source_notebook
+
+    plan = load_plan(source_notebook("tiling"))
+    out_of = {"correctness": 4.0, "fusion": 3.0, "speed": 3.0, "tile-arithmetic-marks": 4.0}
+    rejected = Result("tile-fused-conv", "cpu", "rejected", messages=["disallowed primitive: unsafe_set_dtype"])
+    marks = {"lines": ["TILES_PER_CHANNEL = 400: right", "TILE_BYTES = 1: not right; one 8x8 tile ... = 256",
+                       "WHOLE_BYTES = 2457600: right", "HALO_PIXELS = 99: not right; ... = 100"], "right": []}
+    row = Row("ivy", 2.0, 14.0, parts={"correctness": 0.0, "fusion": 0.0, "speed": 0.0, "tile-arithmetic-marks": 2.0}, out_of=out_of)
+    lost = _lost_points(row, plan, {"results": {"schedule": rejected.to_dict()}, "questions": {"tile-arithmetic": marks}})
+    assert lost == ("correctness, fusion, speed -10 of 10 (your schedule was rejected); "
+                    "tile-arithmetic-marks -2 of 4 (wrong: TILE_BYTES, HALO_PIXELS)")
+    slow = Result("tile-fused-conv", "cpu", "passed", correct=True, credit={"correctness": 0.4, "structure": 0.3, "speed": 0.0},
+                  checks=[Check("speed", False, "1.02x the speed of the yardstick (vectorised 1x16 tiles): 0% of the speed points")])
+    row = Row("jo", 11.0, 14.0, parts={"correctness": 4.0, "fusion": 3.0, "speed": 0.0, "tile-arithmetic-marks": 4.0}, out_of=out_of,
+              late_penalty=1.0)
+    assert _lost_points(row, plan, {"results": {"schedule": slow.to_dict()}, "questions": {}}) == \
+        "speed -3 of 3 (1.02x the speed of the yardstick); late -1"
+    assert _lost_points(row, plan, {"results": {}, "questions": {}}) == "speed -3 of 3; late -1"  # no record: no reason made up
