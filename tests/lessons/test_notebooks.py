@@ -55,12 +55,14 @@ def test_lesson_opens_with_goals_and_ends_with_its_quiz_and_assignments(unit, le
     assert f'quiz.show("../{lesson.student_quiz}")' in last.source
     assert "make student-quizzes" in last.source
     assert f"quiz take {lesson.quiz}" not in last.source and f'quiz.show("../{lesson.quiz}")' not in last.source
-    named = set(re.findall(r"course/source/[\w/.-]+\.ipynb", last.source))
-    assert named, "the last cell should name the assignment(s) that follow"
-    assert named <= {a.notebook for a in unit.assignments}
+    # Students receive the released assignment (nbgrader), never course/source/: name it by its id.
+    assert "course/source" not in last.source, "students never get course/source/: name the released assignment"
+    named = set(re.findall(r"`([\w-]+)` assignment", last.source))
+    assert named, "the last cell should name the assignment(s) that follow, as: the `ID` assignment"
+    assert named <= {a.id for a in unit.assignments}
     for a in unit.assignments:
         if a.after == lesson.id:
-            assert a.notebook in named, f"{lesson.id} should point to {a.notebook}"
+            assert a.id in named, f"{lesson.id} should point to the `{a.id}` assignment"
 
 
 def test_python3_kernel_runs_this_environment():
