@@ -18,7 +18,9 @@ The files, and what each LMS does with them (read in their source):
   `tvm-course roster --from canvas` and `tvm-course collect --from canvas` record), or the
   student id itself when it is all digits. No "Points Possible" row: it would change the
   Canvas assignment's points.
-- moodle: a file for the gradebook's CSV import (grade/import/csv): "Email address",
+- moodle: a file for the gradebook's CSV import (grade/import/csv, whose load_data.php maps a
+  column to the user through "Map from" / "Map to": userid, useridnumber, useremail or
+  username, as docs.moodle.org's "Grade import" page describes): "Email address",
   "First name", "Last name", the grade column, and "Status". At import, map "Email address" to
   the user's email (Moodle's "Identify user by": useremail) and the grade column to the
   assignment's grade item; leave "Status" on Ignore. Moodle reads an empty cell (or "-") as "no

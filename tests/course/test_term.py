@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 import nbformat
 import pytest
+from nbgrader.api import Gradebook
 
 from autograder.course.samples import build_submission, load_samples
 from autograder.course.scratch_course import copy_course, release_assignment
@@ -129,16 +130,21 @@ def test_regrading_goes_by_content_and_a_new_download_replaces_what_it_must(canv
     before = ada.stat()
     ada.write_text(ada.read_text().replace("\n", " \n", 1))  # edited in place, its file time put back
     os.utime(ada, ns=(before.st_atime_ns, before.st_mtime_ns))
-    second = write_zip(canvas.work / "second.zip", {"babbageben_48214_900009_tiling-2.ipynb": submission(canvas.root, "cleo")})
+    second = write_zip(canvas.work / "second.zip", {"babbageben_48214_900009_tiling-2.ipynb": submission(canvas.root, "cleo"),
+                                                    "latecomerlou_48230_900010_tiling.ipynb": submission(canvas.root, "dev")})
     collected = command("tvm-course", "collect", "tiling", str(second), "--from", "canvas", "--course", str(canvas.root))
     assert collected.returncode == 0 and "replaced the earlier submission of 48214" in collected.stdout
+    assert "not in the gradebook before (added now): 48230" in collected.stdout  # enrolled after the release: said
+    with Gradebook(f"sqlite:///{canvas.root / 'gradebook.db'}") as gradebook:
+        assert gradebook.find_student("48230").lms_user_id == "48230"  # kept for the export to Canvas
     kept = list((canvas.root / "downloaded" / "tiling" / "replaced").glob("*/48214/tiling/tiling.ipynb"))
     assert len(kept) == 1 and kept[0].read_text() == submission(canvas.root, "ben")  # the one replaced is kept
     assert list((canvas.root / "downloaded" / "tiling" / "previous").glob("*/canvas-*.zip"))
-    graded = command("tvm-course", "grade", "tiling", "--course", str(canvas.root), *GRADE_OPTIONS)
+    ours = ["--student", "48213", "--student", "48214"]  # the latecomer's grading is not what this test is about
+    graded = command("tvm-course", "grade", "tiling", "--course", str(canvas.root), *ours, *GRADE_OPTIONS)
     assert "2 graded (changed 2), 0 not graded" in graded.stdout, graded.stdout + graded.stderr
     assert "48213: changed since it was graded: tiling.ipynb edited" in graded.stderr
-    again = command("tvm-course", "grade", "tiling", "--course", str(canvas.root), *GRADE_OPTIONS)
+    again = command("tvm-course", "grade", "tiling", "--course", str(canvas.root), *ours, *GRADE_OPTIONS)
     assert "0 graded, 2 not graded (unchanged 2)" in again.stdout
 
 
@@ -148,7 +154,7 @@ def test_a_download_with_nothing_to_collect_is_an_error_that_says_what_it_looked
     assert done.returncode == 2
     assert "found no submission of tiling" in done.stderr and "lastfirst_[LATE_]USERID_ATTACHMENTID_NAME.ipynb" in done.stderr
     assert "Tiling Final.ipynb: not named as Canvas names submissions" in done.stderr
-    assert sorted(p.name for p in (canvas.root / "submitted").iterdir()) == ["48213", "48214"]  # nothing lost
+    assert sorted(p.name for p in (canvas.root / "submitted").iterdir()) == ["48213", "48214", "48230"]  # nothing lost
     # nbgrader's own command, with the course's plugins, fails too (nbgrader alone exits 0 on nothing)
     archive = canvas.root / "downloaded" / "tiling" / "archive"
     for earlier in archive.iterdir():
@@ -156,7 +162,7 @@ def test_a_download_with_nothing_to_collect_is_an_error_that_says_what_it_looked
     (archive / "junk.zip").write_bytes(junk.read_bytes())
     done = command("nbgrader", "zip_collect", "tiling", "--force", cwd=canvas.root, check=False)
     assert done.returncode == 1 and "found no submission" in done.stderr + done.stdout
-    assert sorted(p.name for p in (canvas.root / "submitted").iterdir()) == ["48213", "48214"]
+    assert sorted(p.name for p in (canvas.root / "submitted").iterdir()) == ["48213", "48214", "48230"]
 
 
 def test_a_moodle_course_from_class_list_to_grade_import(tmp_path):
