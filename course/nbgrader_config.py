@@ -18,7 +18,8 @@ What it changes from nbgrader's defaults, and why:
   student id and the course secret ($TVM_COURSE_SECRET, or the file `variant-secret` beside this
   one: `tvm-course variants init` creates it; never commit or release it). generate_assignment
   writes variants.json beside each released notebook for the students in the gradebook, so
-  import the class first (`nbgrader db student import roster.csv`).
+  enrol the class first (`tvm-course roster --from canvas|moodle FILE` from the LMS's export,
+  or `nbgrader db student import roster.csv`).
 - Grade cells a student deleted are put back, so every grade is recorded.
 - `nbgrader zip_collect ASSIGNMENT` reads Canvas and Moodle "download all submissions" zips
   (autograder/nbgrader_ext/lms_collect.py) as untrusted input, with the student id taken from
