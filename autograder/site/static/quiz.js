@@ -9,7 +9,7 @@
  *
  * What a student has typed or picked, and which questions they checked, is kept in the browser's
  * localStorage under the quiz and its release (STORE_PREFIX + quiz id + released integrity), so a
- * reload brings the answers back and checks them again; "Start the quiz again" forgets them. A
+ * reload brings the answers back and checks them again; "Start again" forgets them. A
  * new release (a rebuilt site) starts afresh. The stored answers are only ever re-checked, never
  * trusted as verdicts.
  */
