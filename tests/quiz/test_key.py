@@ -25,4 +25,4 @@ def test_code_answers_are_the_solution_source():
     quiz, _ = load_instructor(next(p for p in COURSE_QUIZZES if p.stem == "tiling-trace"))
     key = answer_key(quiz)
     assert key["journal-schedule"] == quiz.question("journal-schedule").solution
-    assert isinstance(key["tiles-per-axis"], int)
+    assert isinstance(key["tiles-per-channel"], int)

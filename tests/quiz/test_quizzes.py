@@ -17,10 +17,10 @@ TOPICS = {
         "fusion and speed, in code": "fused-and-faster",
     },
     "tiling-trace": {
-        "tiles per axis": "tiles-per-axis",
+        "a split that does not divide": "split-that-does-not-divide",
         "tiles per channel": "tiles-per-channel",
         "bytes of a tile": "tile-bytes",
-        "bytes of the whole intermediate": "full-intermediate-bytes",
+        "which intermediate a half-fused tile leaves whole": "half-fused-tile",
         "reverse_compute_at vs compute_at": "reverse-vs-compute-at",
         "shared memory vs L1": "shared-memory-vs-l1",
         "unbound GPU schedules": "unbound-cuda",
@@ -73,8 +73,7 @@ def test_the_tiling_code_question_requires_correctness_and_fusion():
 def test_the_numbers_in_the_tiling_quiz():
     quiz, _ = load_instructor(next(p for p in COURSE_QUIZZES if p.stem == "tiling-trace"))
     answers = {q.id: q.answer for q in quiz.questions if q.type == "numeric"}
-    assert answers == {"tiles-per-axis": 224 // 16, "tiles-per-channel": (224 // 16) ** 2,
-                       "tile-bytes": 16 * 16 * 4, "full-intermediate-bytes": 16 * 224 * 224 * 4}
+    assert answers == {"tiles-per-channel": (224 // 16) ** 2, "tile-bytes": 16 * 16 * 4}
 
 
 @pytest.mark.parametrize("path", COURSE_QUIZZES, ids=lambda p: p.stem)

@@ -87,9 +87,9 @@ quiz_api.show(path)
 widget = quiz_api.build_widget(path)
 key = answer_key(load_instructor(path)[0])
 states = [widget.score.value]
-widget.view("tiles-per-axis").set_answer(196)
-widget.view("tiles-per-axis").check_button.click()
-wrong_feedback = widget.view("tiles-per-axis").feedback.value
+widget.view("tiles-per-channel").set_answer(14)
+widget.view("tiles-per-channel").check_button.click()
+wrong_feedback = widget.view("tiles-per-channel").feedback.value
 for view in widget.views:
     if view.question.type != "code":
         view.set_answer(key[view.question.id])
@@ -112,4 +112,4 @@ def test_the_widget_in_a_real_jupyter_kernel():
     printed = json.loads(next(o.text for o in outputs if o.output_type == "stream"))
     assert printed["count"] == 11
     assert printed["states"] == ["0 / 11 correct", "10 / 11 correct"]
-    assert "whole 224x224 plane" in printed["wrong_feedback"]
+    assert "rows of tiles times columns of tiles" in printed["wrong_feedback"]
