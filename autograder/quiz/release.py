@@ -8,6 +8,9 @@ sealing the text that answer unlocks. See hashing.py for the scheme.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 from pathlib import Path
 
@@ -84,12 +87,32 @@ def release_question(q: Question, salt: str) -> dict:
             out["starter"] = q.starter
         out["require"] = dict(q.require)
         out["explanation"] = q.explanation
+    if q.type in ("single", "multiple"):
+        # As many entries as there could be wrong choices, so their number does not tell how
+        # many choices are wrong (or right).
+        respond += _decoys(q, salt, len(q.choices) - (1 if q.type == "single" else 0) - len(respond))
     if q.type != "code":
         # Sorted by check, so the order of entries says nothing about which choice they belong to.
         out["accept"] = sorted(accept, key=lambda e: e["check"])
         out["respond"] = sorted(respond, key=lambda e: e["check"])
     out["integrity"] = hashing.question_integrity(salt, out)
     return out
+
+
+def _decoys(q: Question, salt: str, count: int) -> list[dict]:
+    """`count` entries that no answer opens, shaped like real ones: a check and a sealed text of
+    a length the real feedback texts have. They are derived from the question's instructor-only
+    texts, so a student can neither recompute them nor tell them apart, and releasing again with
+    the same salt gives the same document."""
+    secret = hashlib.sha256(json.dumps([q.explanation, [c.feedback for c in q.choices]], default=str).encode()).digest()
+    lengths = sorted(len((c.feedback or "").encode()) for c in q.choices if c.feedback) or [len((q.explanation or "x").encode())]
+    decoys = []
+    for index in range(max(0, count)):
+        seed = hmac.new(secret, f"decoy\0{salt}\0{q.id}\0{index}".encode(), hashlib.sha256).digest()
+        length = lengths[seed[0] % len(lengths)]
+        stream = b"".join(hashlib.sha256(seed + bytes([block])).digest() for block in range(length // 32 + 1))[:length]
+        decoys.append({"check": hashlib.sha256(seed + b"check").hexdigest(), "text": base64.b64encode(stream).decode("ascii")})
+    return decoys
 
 
 def _number_canonicals(value: float, tolerance: float) -> list[str]:

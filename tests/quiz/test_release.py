@@ -101,3 +101,28 @@ def test_json_and_yaml_outputs_load_back_the_same(tmp_path, sample_quiz_file):
 
 def test_multi_line_text_is_written_as_a_literal_block():
     assert dump_yaml({"code": "def f():\n    pass\n"}) == "code: |\n  def f():\n      pass\n"
+
+
+def test_how_many_entries_a_choice_question_has_says_nothing_of_how_many_choices_are_right(tmp_path):
+    from autograder.quiz.checking import picked_choice_feedback
+    from autograder.quiz.model import ReleasedQuestion
+
+    def released_with(correct: set[str]):
+        choices = "".join(
+            f"      - text: Choice {letter}\n"
+            + ("        correct: true\n" if letter in correct else f"        feedback: Not {letter}, for a reason.\n")
+            for letter in "abcd"
+        )
+        path = tmp_path / f"{''.join(sorted(correct))}.yaml"
+        path.write_text("id: q\ntitle: T\nlesson: l\nquestions:\n  - id: pick\n    type: multiple\n    prompt: Pick.\n"
+                        f"    choices:\n{choices}    feedback: Think again.\n    explanation: Because.\n", encoding="utf-8")
+        quiz, problems = load_instructor(path)
+        assert not [p for p in problems if p.severity == "error"], problems
+        return release(quiz, "cd" * 16)["questions"][0]
+
+    one, three = released_with({"a"}), released_with({"a", "b", "c"})
+    assert len(one["respond"]) == len(three["respond"]) == 4 and len(one["accept"]) == len(three["accept"]) == 1
+    assert len({len(e["text"]) for e in one["respond"]}) == 1  # decoys as long as the real feedback
+    assert release(load_instructor(tmp_path / "a.yaml")[0], "cd" * 16)["questions"][0] == one  # reproducible
+    # No answer opens a decoy: a wrong pick still gets exactly its own feedback.
+    assert picked_choice_feedback(ReleasedQuestion(one, 1), "cd" * 16, ["d"]) == ["(d) Not d, for a reason."]
