@@ -47,15 +47,20 @@ def grade(args: argparse.Namespace) -> int:
         grader_settings=config_values(args),
         csv_path=args.csv,
         allow_unconfined=args.allow_unconfined,
+        scheduler=args.scheduler,
     )
+    from ..course.cluster import ClusterError
+
     try:
         report = grade_assignment(options)
-    except (CourseError, WorkersUnusable, ValueError) as error:
+    except (CourseError, WorkersUnusable, ClusterError, ValueError) as error:
         print(f"tvm-course grade: {error}", file=sys.stderr)
         return EXIT_USAGE
     print(format_table(report.rows))
     print()
     print(run_summary(report))
+    for student, why in sorted(report.retried.items()):
+        print(f"retried: {student}: {why}")
     print(f"grades: {report.csv_path}")
     if report.fault_log is not None:
         print(f"the grader's own faults, in full (students see only that the grader failed): {report.fault_log}")
@@ -77,8 +82,9 @@ def run_summary(report) -> str:
                 reasons[decision.reason] = reasons.get(decision.reason, 0) + 1
         return f" ({', '.join(f'{reason} {count}' for reason, count in sorted(reasons.items()))})" if reasons else ""
 
+    retried = f", {len(report.retried)} retried" if getattr(report, "retried", None) else ""
     return (f"{len(report.graded)} graded{counted(report.graded)}, {len(report.skipped)} not graded{counted(report.skipped)}, "
-            f"{len(report.failures)} failed, in {report.seconds:.1f} s")
+            f"{len(report.failures)} failed{retried}, in {report.seconds:.1f} s")
 
 
 def _print_similarity_hints(root, assignment: str) -> None:
@@ -134,6 +140,10 @@ def register(subparsers) -> None:
     run.add_argument("--allow-unconfined", action="store_true",
                      help="grade even where student code cannot be confined (no Landlock or seccomp on this machine); "
                           "without it such a run refuses to start")
+    run.add_argument("--scheduler", metavar="ADDRESS",
+                     help="grade on the workers of this Dask scheduler (tcp://HOST:8786), started with "
+                          "`dask worker ADDRESS --nthreads 1 --resources grading=1` from the course's environment; "
+                          "the gradebook, CSV and feedback stay here (default: the local pool of --workers)")
     run.add_argument("--submission-timeout", type=float, default=900.0, metavar="S", help="seconds one whole submission may take before it is stopped (default: %(default)s)")
     add_grader_overrides(run)
     run.set_defaults(handler=grade)

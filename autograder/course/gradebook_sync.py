@@ -40,20 +40,46 @@ def copy_gradebook(source: Path, destination: Path) -> None:
 
 def merge_submission(main_url: str, worker_url: str, assignment: str, student: str, course_id: str) -> None:
     """Copy what autograde wrote for one submission from a worker's gradebook into the main one."""
-    with warnings.catch_warnings(), Gradebook(worker_url, course_id) as worker, Gradebook(main_url, course_id) as main:
+    merge_rows(main_url, assignment, student, course_id, submission_rows(worker_url, assignment, student, course_id))
+
+
+def submission_rows(worker_url: str, assignment: str, student: str, course_id: str) -> dict:
+    """What autograde wrote for one submission, as plain data (what a cluster worker sends back):
+    {"timestamp": ISO text or None, "notebooks": {name: {"late_submission_penalty", "grades":
+    {name: {"auto_score", "needs_manual_grade"}}, "comments": {name: auto_comment}}}}."""
+    with Gradebook(worker_url, course_id) as worker:
+        graded = worker.find_submission(assignment, student)
+        return {
+            "timestamp": graded.timestamp.isoformat() if graded.timestamp else None,
+            "notebooks": {
+                notebook.name: {
+                    "late_submission_penalty": notebook.late_submission_penalty,
+                    "grades": {g.name: {"auto_score": g.auto_score, "needs_manual_grade": bool(g.needs_manual_grade)} for g in notebook.grades},
+                    "comments": {c.name: c.auto_comment for c in notebook.comments},
+                }
+                for notebook in graded.notebooks
+            },
+        }
+
+
+def merge_rows(main_url: str, assignment: str, student: str, course_id: str, rows: dict) -> None:
+    """Write one submission's automatic results (`submission_rows`' form) into the main gradebook,
+    in one transaction; the same rows twice update in place; manual scores and comments are kept."""
+    from datetime import datetime
+
+    timestamp = datetime.fromisoformat(rows["timestamp"]) if rows.get("timestamp") else None
+    with warnings.catch_warnings(), Gradebook(main_url, course_id) as main:
         # nbgrader's add_submission trips SQLAlchemy's autoflush warnings (as `nbgrader autograde` does)
         warnings.simplefilter("ignore", SAWarning)
-        graded = worker.find_submission(assignment, student)
         main.update_or_create_student(student)
-        main.update_or_create_submission(assignment, student, timestamp=graded.timestamp)
-        for notebook in graded.notebooks:
-            into = main.find_submission_notebook(notebook.name, assignment, student)
-            into.late_submission_penalty = notebook.late_submission_penalty
-            for grade in notebook.grades:
-                kept = main.find_grade(grade.name, notebook.name, assignment, student)
-                kept.auto_score = grade.auto_score
-                kept.needs_manual_grade = kept.manual_score is not None or grade.needs_manual_grade
-            for comment in notebook.comments:
-                main.find_comment(comment.name, notebook.name, assignment, student).auto_comment = comment.auto_comment
+        main.update_or_create_submission(assignment, student, timestamp=timestamp)
+        for name, notebook in rows["notebooks"].items():
+            into = main.find_submission_notebook(name, assignment, student)
+            into.late_submission_penalty = notebook["late_submission_penalty"]
+            for grade_name, grade in notebook["grades"].items():
+                kept = main.find_grade(grade_name, name, assignment, student)
+                kept.auto_score = grade["auto_score"]
+                kept.needs_manual_grade = kept.manual_score is not None or grade["needs_manual_grade"]
+            for comment_name, comment in notebook["comments"].items():
+                main.find_comment(comment_name, name, assignment, student).auto_comment = comment
         main.db.commit()
-

@@ -37,7 +37,7 @@ from ..engine import confine
 from ..nbgrader_ext.plan import PlanError, load_plan
 from ..problems import get_problem
 from .course_dir import CourseError, course_directory, find_course_root, load_course_config
-from .gradebook_sync import copy_gradebook, merge_submission, sqlite_path, sqlite_url
+from .gradebook_sync import copy_gradebook, merge_rows, merge_submission, sqlite_path, sqlite_url
 from .submissions import (
     Decision, RunAbilities, fingerprint, find_submissions, graded_directory, grading_decision, record_graded,
     recorded_submissions, submission_digest,
@@ -63,6 +63,9 @@ class GradingOptions:
     # Grade even where student code cannot be confined (no Landlock or seccomp): it then runs
     # with the grader's access to this machine, less root. Off: such a run refuses to start.
     allow_unconfined: bool = False
+    # A Dask scheduler's address (tcp://HOST:8786): grade on its workers (course/cluster.py)
+    # instead of the local pool; the gradebook stays here.
+    scheduler: str | None = None
 
 
 @dataclass
@@ -78,6 +81,8 @@ class RunReport:
     warnings: list[str] = field(default_factory=list)
     decisions: dict[str, Decision] = field(default_factory=dict)  # student -> why graded or not, this run
     fault_log: Path | None = None  # the grader's faults in full, for the instructor (None: there were none)
+    retried: dict[str, str] = field(default_factory=dict)  # student -> why it was graded more than once (cluster)
+    machines: dict[str, str] = field(default_factory=dict)  # student -> the machine that graded it (cluster)
 
 
 def grade_assignment(options: GradingOptions) -> RunReport:
@@ -125,7 +130,8 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
     todo = [s for s in chosen if decisions[s.student].grade]
     skipped = [s.student for s in chosen if not decisions[s.student].grade]
     say = _Progress(options.progress, len(todo))
-    say.line(f"Grading {len(todo)} submission(s) of {options.assignment} with {options.workers} worker(s)"
+    where = f"on the Dask cluster at {options.scheduler}" if options.scheduler else f"with {options.workers} worker(s)"
+    say.line(f"Grading {len(todo)} submission(s) of {options.assignment} {where}"
              + (f"; not grading {len(skipped)}" if skipped else ""))
     for student in skipped:
         say.line(f"  {student}: {decisions[student]}")
@@ -135,6 +141,8 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
         say.line(f"warning: {warning}")
 
     failures: dict[str, str] = {}
+    retried: dict[str, str] = {}
+    machines: dict[str, str] = {}
     before = {s.student: fingerprint(s.directory) for s in todo}
     digests = {s.student: submission_digest(s.directory) for s in todo}
     with tempfile.TemporaryDirectory(prefix="tvm-course-grading-") as scratch:
@@ -172,9 +180,16 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
             row = collect_rows(coursedir, options.assignment, [outcome.student], failures)[0]
             say.done(outcome, row, failures.get(outcome.student))
 
-        setup = WorkerSetup(root, options.assignment, options.cell_timeout, dict(options.grader_settings), options.feedback)
-        jobs = [Job(s.student, Path(scratch) / f"{s.student}.db") for s in todo]
-        if jobs:
+        if options.scheduler and todo:
+            cluster_run = _grade_on_cluster(options, root, coursedir, todo, Path(scratch), merged, failures, finished)
+            retried = {s: f"started on {len(w)} workers ({', '.join(w)}): a worker was lost while grading it"
+                       for s, w in cluster_run.retried.items()}
+            machines = cluster_run.machines
+            for student, why in retried.items():
+                say.line(f"retried: {student}: {why}")
+        elif todo:
+            setup = WorkerSetup(root, options.assignment, options.cell_timeout, dict(options.grader_settings), options.feedback)
+            jobs = [Job(s.student, Path(scratch) / f"{s.student}.db") for s in todo]
             run_jobs(setup, jobs, options.workers, options.submission_timeout_s, hand_out, finished, autograded=record)
 
     for submission in todo:
@@ -189,7 +204,66 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
     fault_log = write_fault_log(rows, failures, root / f"{options.assignment}-grader-faults.log")
     feedback = Path(coursedir.format_path(coursedir.feedback_directory, ".", ".")) if options.feedback else None
     return RunReport(root, rows, [s.student for s in todo], skipped, failures, csv_path, feedback, time.monotonic() - started,
-                     warnings, decisions, fault_log)
+                     warnings, decisions, fault_log, retried, machines)
+
+
+def _grade_on_cluster(options: GradingOptions, root: Path, coursedir, todo, scratch: Path, merged: set[str],
+                      failures: dict[str, str], finished):
+    """Grade `todo` on the Dask cluster; each reply is checked (cluster.accept) before its notebooks,
+    feedback and gradebook rows are written here, once per submission."""
+    from . import cluster
+
+    main_url = coursedir.db_url
+    seed = cluster.seed_gradebook(sqlite_path(main_url), scratch / "seed.db", coursedir.course_id)
+    course = cluster.course_payload(root, coursedir, options.assignment, seed, options.cell_timeout,
+                                    options.grader_settings, options.feedback, options.allow_unconfined)
+    notebooks = {s.student: s.notebooks for s in todo}
+    directories = {s.student: s.directory for s in todo}
+    machines: dict[str, str] = {}
+
+    def deliver(student: str, reply, error: str) -> None:
+        seconds = 0.0
+        if reply is not None:
+            try:
+                accepted = cluster.accept(reply, student, notebooks[student], main_url, options.assignment, coursedir.course_id)
+            except cluster.Rejected as why:
+                error = f"the worker's reply was rejected: {why}"
+            else:
+                seconds, machines[student] = accepted.seconds, accepted.machine
+                error = accepted.error
+                if accepted.rows is not None and student not in merged:
+                    try:
+                        _install_graded(coursedir, options.assignment, student, directories[student], accepted)
+                        merge_rows(main_url, options.assignment, student, coursedir.course_id, accepted.rows)
+                        merged.add(student)
+                    except Exception as problem:  # noqa: BLE001 - loses this submission's grades, not the run
+                        failures[student] = f"could not record the grades: {problem.__class__.__name__}: {problem}"
+                if accepted.ok and not error:
+                    finished(JobOutcome(student, True, seconds))
+                    return
+        finished(JobOutcome(student, False, seconds, error or "the cluster returned nothing for this submission"))
+
+    run = cluster.run_on_cluster(options.scheduler, course, todo, deliver)
+    run.machines = machines
+    return run
+
+
+def _install_graded(coursedir, assignment: str, student: str, submitted: Path, accepted) -> None:
+    """The autograded copy as nbgrader leaves it: the submission's other files from here, the
+    graded notebooks (checked) from the worker; and the feedback pages."""
+    graded = graded_directory(coursedir, assignment, student)
+    if graded.exists():
+        shutil.rmtree(graded)
+    shutil.copytree(submitted, graded, ignore=shutil.ignore_patterns("*.ipynb"), symlinks=False)
+    for name, data in accepted.notebooks.items():
+        (graded / name).write_bytes(data)
+    if accepted.feedback:
+        feedback = Path(coursedir.format_path(coursedir.feedback_directory, student, assignment))
+        if feedback.exists():
+            shutil.rmtree(feedback)
+        feedback.mkdir(parents=True)
+        for name, data in accepted.feedback.items():
+            (feedback / name).write_bytes(data)
 
 
 def readable_by_others(root: Path, coursedir, gradebook: Path) -> list[str]:

@@ -14,7 +14,9 @@ whose every input the schema declares.
 from __future__ import annotations
 
 import dataclasses
+import platform
 import secrets
+import socket
 import sys
 import time
 
@@ -89,6 +91,19 @@ def _say_once_what_is_not_enforced() -> None:
               "the code being graded runs with your own access to it", file=sys.stderr)
 
 
+def grading_machine(config: GraderConfig) -> str:
+    """Which machine runs and times the compiled code: this host and its processor, or the RPC device."""
+    if config.rpc_tracker:
+        return f"RPC device {config.rpc_key!r} via {config.rpc_tracker}"
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            model = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), "")
+    except OSError:
+        pass
+    return f"{socket.gethostname()} ({model or platform.processor() or platform.machine()})"
+
+
 class _Grading:
     trace_outline: list[str] | None = None  # set once the trace passes the schema
 
@@ -104,6 +119,7 @@ class _Grading:
         fields.setdefault("trace_outline", self.trace_outline)
         target = self.evaluator.last_message("target") if self.evaluator else None
         fields.setdefault("cpu", target["cpu"] if target and isinstance(target.get("cpu"), str) else self.config.mcpu)
+        fields.setdefault("machine", grading_machine(self.config))
         return Result(
             problem=self.problem.name,
             target=self.problem.target,

@@ -42,6 +42,9 @@ class Result:
     review: bool = False  # flagged for a human (e.g. an implausible speedup)
     grader_fault: bool = False  # the grader failed, not the submission: regrade rather than score 0
     cpu: str | None = None  # the LLVM CPU the code was compiled for (None: nothing was compiled)
+    # Where it was graded and timed: "HOST (processor model)", or the RPC device; on a cluster
+    # (tvm-course grade --scheduler) it says which worker's machine timed it.
+    machine: str | None = None
     # The schedule's trace as a short canonical outline (engine/trace_outline.py), for the
     # instructor's similarity hints; None where no trace passed the schema.
     trace_outline: list[str] | None = None

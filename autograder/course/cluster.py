@@ -1,0 +1,426 @@
+"""Grading a class on a Dask cluster: `tvm-course grade ASSIGNMENT --scheduler ADDRESS`.
+
+How the course travels. Nothing is shared between the instructor's machine and the workers but
+the scheduler's address. Each task carries, as plain data:
+
+- the course's part of the grading, once per run (scattered to the workers): nbgrader_config.py,
+  the assignment's source folder (the grading plan, with its answer key), the variant secret
+  (every student is graded on their own workload), and a gradebook holding the assignment but
+  no student (so it stays small whatever the class size);
+- the submission: the files of submitted/STUDENT/ASSIGNMENT.
+
+The worker builds a scratch course from them in a private temporary folder, autogrades the one
+submission there with nbgrader and the trusted grader (student code confined as on one machine:
+the worker refuses to grade where it cannot confine it, unless the run allows it), writes the
+feedback, and sends back the autograded notebooks, the feedback pages and the submission's
+gradebook rows, as bytes and numbers, with the machine that timed it. Here, on the instructor's
+machine, the reply is untrusted data (a worker runs student code): `accept` checks every name,
+size, type and score against the main gradebook before anything is written, and only this
+process writes to the gradebook, one submission at a time, at most once per run each.
+
+What this does not cover: Dask's own protocol trusts its peers (a client still unpickles the
+exception and result type a worker reports, whatever its deserializers), and its scheduler runs
+what any client submits. The client here accepts task results as msgpack only, and student code
+cannot become a peer: on the worker it runs confined (no network, no exec). Run the scheduler
+on a network only the course's machines reach, or with TLS (a `tls://` address and Dask's
+`Security`).
+
+Faults. Dask reruns a task whose worker died (up to the scheduler's allowed-failures, then
+KilledWorker): a task records each start as a scheduler event, so the summary names what was
+retried. A result that comes back twice is merged once. A lost scheduler ends the run: what
+was merged stays, the rest is reported failed, and the next run grades only those.
+Workers should run one task at a time, each on a quiet core:
+`dask worker ADDRESS --nthreads 1 --resources grading=1`; tasks ask for the `grading` resource.
+"""
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Callable
+
+RESOURCE = "grading"
+EVENT_TOPIC = "tvm-course-grading"
+MAX_FILE_BYTES = 32 * 1024 * 1024
+MAX_SUBMISSION_BYTES = 64 * 1024 * 1024
+MAX_TEXT = 20000
+
+
+class ClusterError(RuntimeError):
+    pass
+
+
+# ---------------------------------------------------------------- instructor side: what is sent
+
+def _files(directory: Path, limit: int = MAX_SUBMISSION_BYTES) -> dict[str, bytes]:
+    files, total = {}, 0
+    for path in sorted(Path(directory).rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            total += len(data)
+            if total > limit:
+                raise ClusterError(f"{directory} holds more than {limit >> 20} MiB")
+            files[path.relative_to(directory).as_posix()] = data
+    return files
+
+
+def seed_gradebook(main_path: Path, destination: Path, course_id: str) -> bytes:
+    """The main gradebook without any student (nor their submissions): what every task starts from."""
+    from nbgrader.api import Gradebook
+
+    from .gradebook_sync import copy_gradebook, sqlite_url
+
+    copy_gradebook(main_path, destination)
+    with Gradebook(sqlite_url(destination), course_id) as gradebook:
+        for student in list(gradebook.students):
+            gradebook.remove_student(student.id)
+    import sqlite3
+
+    connection = sqlite3.connect(destination)
+    try:
+        connection.execute("VACUUM")
+    finally:
+        connection.close()
+    return destination.read_bytes()
+
+
+def course_payload(root: Path, coursedir, assignment: str, seed: bytes, cell_timeout, grader_settings: dict,
+                   feedback: bool, allow_unconfined: bool) -> dict:
+    from ..problems.variants import course_secret
+    from .course_dir import CONFIG_FILE
+
+    source = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
+    return {
+        "run": uuid.uuid4().hex,
+        "assignment": assignment,
+        "config": (Path(root) / CONFIG_FILE).read_bytes(),
+        "source": _files(source),
+        "secret": course_secret(root),  # as the local run reads it: $TVM_COURSE_SECRET first
+        "gradebook": seed,
+        "cell_timeout": cell_timeout,
+        "grader_settings": dict(grader_settings),
+        "feedback": feedback,
+        "allow_unconfined": allow_unconfined,
+    }
+
+
+# ---------------------------------------------------------------- worker side
+
+def _safe_relative(name: str) -> PurePosixPath:
+    path = PurePosixPath(name)
+    if not name or path.is_absolute() or any(part in ("", ".", "..") for part in path.parts) or "\\" in name:
+        raise ValueError(f"unsafe file name {name!r}")
+    return path
+
+
+def _write_tree(directory: Path, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        target = directory / _safe_relative(name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def grade_on_worker(course: dict, student: str, files: dict[str, bytes]) -> dict:
+    """A Dask task: grade one submission in a scratch course; returns plain data (see `accept`)."""
+    started = time.monotonic()
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+        worker.log_event(EVENT_TOPIC, {"run": course["run"], "student": student, "worker": worker.address})
+    except Exception:  # noqa: BLE001 - outside a worker (the tests call it directly)
+        pass
+    from ..engine import confine
+    from ..engine.pipeline import grading_machine
+    from ..engine.config import GraderConfig
+
+    reply = {"student": student, "ok": False, "error": "", "notebooks": {}, "feedback": {}, "rows": None, "machine": "",
+             "seconds": 0.0}
+    confinement = confine.available()
+    if not confinement.complete and not course["allow_unconfined"]:
+        reply["error"] = (f"refusing to grade on this worker: student code cannot be confined here "
+                          f"({confinement.reason or 'missing'}; not enforced: {', '.join(confinement.missing())})")
+        return reply
+    try:
+        reply["machine"] = grading_machine(GraderConfig(**{k: v for k, v in course["grader_settings"].items() if k in ("rpc_tracker", "rpc_key")}))
+    except Exception:  # noqa: BLE001
+        reply["machine"] = "?"
+    previous = os.umask(0o077)
+    scratch = Path(tempfile.mkdtemp(prefix="tvm-course-worker-"))
+    try:
+        reply.update(_grade_in_scratch(scratch, course, student, files))
+    except Exception as error:  # noqa: BLE001 - our bug or nbgrader's, reported against this submission
+        reply["error"] = f"the grading on the worker failed: {error.__class__.__name__}: {error}"
+    finally:
+        os.umask(previous)
+        shutil.rmtree(scratch, ignore_errors=True)
+    reply["seconds"] = time.monotonic() - started
+    return reply
+
+
+def _grade_in_scratch(root: Path, course: dict, student: str, files: dict[str, bytes]) -> dict:
+    from nbgrader.apps.api import NbGraderAPI
+
+    from ..problems.variants import SECRET_FILE
+    from .course_dir import CONFIG_FILE, course_directory, load_course_config
+    from .gradebook_sync import sqlite_url, submission_rows
+    from .workers import Job, WorkerSetup, grade_submission
+
+    assignment = course["assignment"]
+    _safe_relative(student), _safe_relative(assignment)
+    (root / CONFIG_FILE).write_bytes(course["config"])
+    (root / SECRET_FILE).write_bytes(course["secret"])
+    _write_tree(root / "source" / assignment, course["source"])
+    _write_tree(root / "submitted" / student / assignment, files)
+    gradebook = root / "gradebook.db"
+    gradebook.write_bytes(course["gradebook"])
+    config = load_course_config(root, cell_timeout=course["cell_timeout"], grader_settings=course["grader_settings"])
+    config.CourseDirectory.db_url = sqlite_url(gradebook)
+    coursedir = course_directory(config)
+    setup = WorkerSetup(root, assignment, course["cell_timeout"], course["grader_settings"], course["feedback"])
+    outcome = grade_submission(lambda db: NbGraderAPI(coursedir=coursedir, config=config), setup, Job(student, gradebook))
+    reply: dict = {"ok": outcome.ok, "error": outcome.error}
+    graded = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
+    if graded.is_dir():
+        reply["notebooks"] = {p.name: p.read_bytes() for p in sorted(graded.glob("*.ipynb"))}
+        try:
+            reply["rows"] = submission_rows(sqlite_url(gradebook), assignment, student, coursedir.course_id)
+        except Exception as error:  # noqa: BLE001 - autograde failed before it recorded anything
+            reply["ok"], reply["error"] = False, reply["error"] or f"no grades were recorded: {error}"
+    feedback = Path(coursedir.format_path(coursedir.feedback_directory, student, assignment))
+    if feedback.is_dir():
+        reply["feedback"] = {p.name: p.read_bytes() for p in sorted(feedback.glob("*.html"))}
+    return reply
+
+
+# ---------------------------------------------------------------- instructor side: what comes back
+
+@dataclass
+class Accepted:
+    """A worker's reply, checked: safe to write into the course and the gradebook."""
+
+    student: str
+    ok: bool
+    error: str
+    notebooks: dict[str, bytes]
+    feedback: dict[str, bytes]
+    rows: dict | None
+    machine: str
+    seconds: float
+
+
+class Rejected(ValueError):
+    pass
+
+
+def _text(value, what: str, limit: int = MAX_TEXT) -> str:
+    from ..engine.untrusted_text import visible
+
+    if not isinstance(value, str):
+        raise Rejected(f"{what} is not text")
+    return visible(value[:limit])
+
+
+def _number(value, what: str, low: float, high: float, allow_none: bool = True):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not low <= value <= high:
+        raise Rejected(f"{what} is not a number in [{low:g}, {high:g}]: {value!r}"[:300])
+    return float(value)
+
+
+def accept(reply, student: str, notebooks: tuple[str, ...], main_url: str, assignment: str, course_id: str) -> Accepted:
+    """Check a worker's reply for `student` before anything of it is used: the notebook and
+    feedback names are the submission's own, each notebook is valid nbformat, sizes are bounded,
+    and the gradebook rows name exactly the assignment's grade cells, with scores within their
+    points. Raises Rejected saying what is wrong."""
+    import nbformat
+    from nbgrader.api import Gradebook, MissingEntry
+
+    if not isinstance(reply, dict):
+        raise Rejected("the reply is not a mapping")
+    if reply.get("student") != student:
+        raise Rejected(f"the reply is for {str(reply.get('student'))[:80]!r}, not for {student!r}")
+    ok = reply.get("ok")
+    if not isinstance(ok, bool):
+        raise Rejected("'ok' is not a flag")
+    error = _text(reply.get("error", ""), "the error")
+    machine = _text(reply.get("machine", ""), "the machine", 300)
+    seconds = _number(reply.get("seconds", 0.0), "the seconds", 0, 1e6, allow_none=False)
+
+    def named_files(key: str, suffix: str) -> dict[str, bytes]:
+        found = reply.get(key) or {}
+        if not isinstance(found, dict):
+            raise Rejected(f"{key} is not a mapping")
+        allowed = {f"{n}{suffix}" for n in notebooks}
+        for name, data in found.items():
+            if name not in allowed:
+                raise Rejected(f"{key}: {str(name)[:80]!r} is not one of the submission's notebooks")
+            if not isinstance(data, bytes) or len(data) > MAX_FILE_BYTES:
+                raise Rejected(f"{key}: {name} is not bytes, or larger than {MAX_FILE_BYTES >> 20} MiB")
+        return dict(found)
+
+    graded = named_files("notebooks", ".ipynb")
+    for name, data in graded.items():
+        try:
+            nbformat.validate(nbformat.reads(data.decode("utf-8"), as_version=4))
+        except Exception as problem:  # noqa: BLE001 - whatever is wrong with it
+            raise Rejected(f"notebooks: {name} is not a valid notebook: {str(problem)[:200]}") from None
+    feedback = named_files("feedback", ".html")
+    for name, data in feedback.items():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Rejected(f"feedback: {name} is not UTF-8") from None
+
+    rows = reply.get("rows")
+    if rows is not None:
+        rows = _accept_rows(rows, main_url, assignment, course_id, Gradebook, MissingEntry)
+    if ok and (rows is None or set(graded) != {f"{n}.ipynb" for n in rows["notebooks"]}):
+        raise Rejected("the reply says graded but lacks the graded notebooks or their gradebook rows")
+    return Accepted(student, ok, error, graded, feedback, rows, machine, seconds)
+
+
+def _accept_rows(rows, main_url: str, assignment: str, course_id: str, Gradebook, MissingEntry) -> dict:
+    from datetime import datetime
+
+    if not isinstance(rows, dict) or not isinstance(rows.get("notebooks"), dict):
+        raise Rejected("rows: not a mapping of notebooks")
+    timestamp = rows.get("timestamp")
+    if timestamp is not None:
+        try:
+            datetime.fromisoformat(_text(timestamp, "rows: the timestamp", 64))
+        except ValueError:
+            raise Rejected("rows: the timestamp is not ISO 8601") from None
+    clean: dict = {"timestamp": timestamp, "notebooks": {}}
+    with Gradebook(main_url, course_id) as main:
+        expected = {n.name: n for n in main.find_assignment(assignment).notebooks}
+        if set(rows["notebooks"]) != set(expected):
+            raise Rejected(f"rows: notebooks {sorted(map(str, rows['notebooks']))[:5]} are not the assignment's {sorted(expected)}")
+        for name, notebook in rows["notebooks"].items():
+            if not isinstance(notebook, dict) or not isinstance(notebook.get("grades"), dict) or not isinstance(notebook.get("comments"), dict):
+                raise Rejected(f"rows: {name} is not a notebook's rows")
+            cells = {g.name: g for g in expected[name].grade_cells}
+            comments = {c.name for c in expected[name].solution_cells}
+            if set(notebook["grades"]) != set(cells):
+                raise Rejected(f"rows: {name}'s grades are not its grade cells")
+            if not set(notebook["comments"]) <= comments:
+                raise Rejected(f"rows: {name} has comments on cells it does not have")
+            grades = {}
+            for grade_name, grade in notebook["grades"].items():
+                if not isinstance(grade, dict) or not isinstance(grade.get("needs_manual_grade"), bool):
+                    raise Rejected(f"rows: {name}/{grade_name} is not a grade")
+                score = _number(grade.get("auto_score"), f"rows: {name}/{grade_name} auto_score", 0, cells[grade_name].max_score)
+                grades[grade_name] = {"auto_score": score, "needs_manual_grade": grade["needs_manual_grade"]}
+            clean["notebooks"][name] = {
+                "late_submission_penalty": _number(notebook.get("late_submission_penalty"), f"rows: {name} late penalty", 0, 1e6),
+                "grades": grades,
+                "comments": {c: (None if v is None else _text(v, f"rows: {name}/{c} comment")) for c, v in notebook["comments"].items()},
+            }
+    return clean
+
+
+# ---------------------------------------------------------------- the run
+
+@dataclass
+class ClusterRun:
+    retried: dict[str, list[str]] = field(default_factory=dict)  # student -> the workers that started it
+    machines: dict[str, str] = field(default_factory=dict)  # student -> the machine that timed it
+    lost_scheduler: bool = False
+
+
+def connect(address: str, timeout_s: float = 10.0):
+    """A client that takes only msgpack from the cluster: a reply can never be a pickle."""
+    from distributed import Client
+
+    try:
+        client = Client(address, timeout=timeout_s, set_as_default=False, deserializers=["msgpack", "error"])
+    except (OSError, TimeoutError) as error:
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {error}") from None
+    workers = client.scheduler_info().get("workers", {})
+    if not any(w.get("resources", {}).get(RESOURCE) for w in workers.values()):
+        client.close()
+        raise ClusterError(
+            f"no worker of the Dask scheduler at {address} offers the {RESOURCE!r} resource: start them with "
+            f"`dask worker {address} --nthreads 1 --resources {RESOURCE}=1` from the course's environment"
+        )
+    return client
+
+
+def run_on_cluster(address: str, course: dict, submissions: list, deliver: Callable[[str, object, str], None],
+                   retries: int = 0) -> ClusterRun:
+    """Grade every submission on the cluster; `deliver(student, reply_or_None, error)` runs here
+    once per submission, in the order they finish."""
+    from distributed import as_completed
+
+    client = connect(address)
+    run = ClusterRun()
+    delivered: set[str] = set()
+    try:
+        shared = client.scatter(course, broadcast=True, hash=False)
+        futures = {}
+        for submission in submissions:
+            key = f"tvm-course-{course['run']}-{submission.student}"
+            futures[client.submit(grade_on_worker, shared, submission.student, _files(submission.directory),
+                                  key=key, resources={RESOURCE: 1}, retries=retries, pure=False)] = submission.student
+        finished = as_completed(futures, loop=client.loop)
+        while True:
+            try:
+                future = next(finished)
+            except StopIteration:
+                break
+            except Exception as problem:  # noqa: BLE001 - the scheduler went away
+                run.lost_scheduler = True
+                for student in futures.values():
+                    if student not in delivered:
+                        delivered.add(student)
+                        deliver(student, None, f"lost the Dask scheduler at {address} before this submission came back "
+                                               f"({problem.__class__.__name__}): grade again, only these are regraded")
+                break
+            student = futures[future]
+            if student in delivered:
+                continue
+            delivered.add(student)
+            try:
+                reply, error = future.result(), ""
+            except Exception as problem:  # noqa: BLE001 - KilledWorker, a task error, a lost connection
+                reply, error = None, _task_error(problem)
+                if client.status != "running":
+                    run.lost_scheduler = True
+                    error = (f"lost the Dask scheduler at {address} before this submission came back: "
+                             "grade again, only these are regraded")
+            deliver(student, reply, error)
+        if not run.lost_scheduler:
+            run.retried = _retried(client, course["run"])
+    finally:
+        try:
+            client.close(timeout=5)
+        except Exception:  # noqa: BLE001
+            pass
+    return run
+
+
+def _task_error(problem: Exception) -> str:
+    name = problem.__class__.__name__
+    if name == "KilledWorker":
+        return ("this submission's grading killed every worker that took it (Dask's allowed-failures): "
+                "not graded; look at it by hand (tvm-course grade-schedule) before grading it again")
+    if name in ("CancelledError", "FutureCancelledError"):
+        return "the cluster cancelled this submission's grading (lost scheduler or worker): grade again"
+    return f"the grading task failed on the cluster: {name}: {str(problem)[:500]}"
+
+
+def _retried(client, run_id: str) -> dict[str, list[str]]:
+    starts: dict[str, list[str]] = {}
+    try:
+        for _, event in client.get_events(EVENT_TOPIC):
+            if isinstance(event, dict) and event.get("run") == run_id:
+                starts.setdefault(str(event.get("student")), []).append(str(event.get("worker")))
+    except Exception:  # noqa: BLE001 - the summary only
+        return {}
+    return {student: workers for student, workers in starts.items() if len(workers) > 1}
