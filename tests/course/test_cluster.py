@@ -201,6 +201,29 @@ def test_a_lost_scheduler_loses_no_grade_and_the_next_run_grades_only_what_did_n
     assert_graded_once_as_expected(course, again, students=["ada", "ben"])
 
 
+def test_a_submission_whose_grading_kills_its_worker_is_failed_not_lost_and_the_others_are_graded(course):
+    """With the scheduler's allowed-failures at 0, one lost worker is Dask's verdict that the task
+    kills workers (KilledWorker): that submission fails and is graded again next run."""
+    import os
+
+    env = dict(os.environ, DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="0")
+    dask = Cluster(course.tmp, workers=2, env=env)
+    try:
+        watcher = dask.kill_when_grading()
+        report = grade_assignment(options(course, dask.address, force=True, students=["ada", "dev"]))
+        watcher.join(timeout=5)
+    finally:
+        dask.stop()
+    assert dask.killed
+    assert len(report.failures) == 1
+    (killer, why), = report.failures.items()
+    assert "killed every worker" in why
+    other = ({"ada", "dev"} - {killer}).pop()
+    rows = {row.student: row for row in report.rows}
+    assert course.samples[other].mismatches(rows[other].parts, rows[other].schedule) == []
+    assert not (course.root / "autograded" / killer / "tiling").exists()  # so the next run grades it
+
+
 # ---------------------------------------------------------------- the reply is untrusted data
 
 @pytest.fixture(scope="module")
