@@ -96,6 +96,10 @@ def readable_system_paths() -> list[str]:
     paths.update(("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib", "/etc/ld.so.cache",
                   "/sys/devices/system/cpu"))
     checkout = os.path.dirname(package)
+    if not os.path.isfile(os.path.join(checkout, "pyproject.toml")):
+        # Installed from the wheel (the student edition): the package's parent is site-packages,
+        # which numpy and TVM are read from, not a checkout.
+        return sorted(p for p in paths if os.path.exists(p))
     # The interpreter's prefix may be the checkout's own .venv: allow its lib/, not the checkout.
     return sorted(p for p in paths if os.path.exists(p) and os.path.realpath(p) != os.path.realpath(checkout)
                   and not _contains(os.path.realpath(p), os.path.realpath(checkout)))
