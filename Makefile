@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # Student copies of the quizzes: what students take (quizzes/ holds the instructor copies, with the answers).
 STUDENT_QUIZZES ?= build/student-quizzes
 
-.PHONY: demo test lab site student-quizzes clean
+.PHONY: demo test lab site student-quizzes student-edition student-edition-check clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,26 @@ student-quizzes: $(STAMP)
 	for quiz in quizzes/*.yaml; do \
 		$(BIN)/tvm-course quiz release "$$quiz" -o "$(STUDENT_QUIZZES)/$$(basename "$$quiz")" || exit 1; \
 	done
+
+# What students receive, in one folder (build/student-edition/): the package's wheel, the lessons
+# (outputs stripped), the quizzes released (salted hashes), the assignments as nbgrader releases
+# them, the website and a README; every file (the wheel's members too) is checked for solutions,
+# hidden tests, answer keys and the course secret before it is written. WHEEL_URL: where you will
+# host the wheel (every notebook then opens with a cell that installs it: Colab); REPO_URL: the
+# course's GitHub repository (the site's Colab / Binder links); COURSE: your nbgrader course root
+# (with its roster and secret, the assignments carry variants.json).
+STUDENT_EDITION ?= build/student-edition
+COURSE ?= course
+student-edition: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m autograder.course.student_edition -o "$(STUDENT_EDITION)" \
+		--course "$(COURSE)" $(if $(WHEEL_URL),--wheel-url "$(WHEEL_URL)") $(if $(REPO_URL),--repo-url "$(REPO_URL)")
+
+# The edition in students' hands: a fresh venv with only its wheel (pip fetches the dependencies,
+# about a minute) imports the package, runs a lesson, grades a schedule and self-checks a fetched
+# assignment (tests/test_student_edition.py, TVM_COURSE_FRESH_VENV=1); minutes, so not in `make test`.
+student-edition-check: student-edition
+	PATH="$(CURDIR)/$(BIN):$$PATH" TVM_COURSE_FRESH_VENV=1 TVM_COURSE_EDITION="$(abspath $(STUDENT_EDITION))" \
+		$(BIN)/python -m pytest tests/test_student_edition.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
