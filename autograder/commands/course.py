@@ -104,11 +104,13 @@ def _print_similarity_hints(root, assignment: str) -> None:
 
 def bench_grading(args: argparse.Namespace) -> int:
     from ..course.benchmark import run_benchmark
+    from ..course.cluster import ClusterError
     from ..course.course_dir import CourseError
 
     try:
-        run_benchmark(args.copies, args.workers, samples=args.samples.split(",") if args.samples else None, course=args.course)
-    except CourseError as error:
+        run_benchmark(args.copies, args.workers, samples=args.samples.split(",") if args.samples else None, course=args.course,
+                      repeats=args.repeats, cluster_workers=args.cluster, scheduler=args.scheduler)
+    except (CourseError, ClusterError) as error:
         print(f"tvm-course bench-grading: {error}", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK
@@ -150,11 +152,14 @@ def register(subparsers) -> None:
 
     bench = subparsers.add_parser(
         "bench-grading",
-        help="time the grading run on copies of the bundled samples, serially and in parallel",
-        description="Hand in COPIES submissions cycling through course/samples/tiling in a scratch copy of the course, grade them with one worker, then again with --workers, and print the wall time per submission of each.",
+        help="submissions per minute of the grading run: one worker, the local pool, a Dask cluster",
+        description="Hand in COPIES submissions cycling through course/samples/tiling in a scratch copy of the course, grade them REPEATS times with one worker, with --workers, and on a Dask cluster (--cluster N local workers, or --scheduler), and print submissions per minute (median, min-max) and the scaling efficiency.",
     )
     bench.add_argument("--copies", type=int, default=20, help="submissions to grade (default: %(default)s)")
     bench.add_argument("--workers", type=int, default=2, help="workers of the parallel run (default: %(default)s)")
     bench.add_argument("--samples", help="comma-separated sample names (default: every sample that is not expected to time out)")
     bench.add_argument("--course", metavar="DIR", help="course root to copy (default: the bundled course/)")
+    bench.add_argument("--repeats", type=int, default=3, help="runs of each configuration, for the spread (default: %(default)s)")
+    bench.add_argument("--cluster", type=int, default=0, metavar="N", help="also grade on N local Dask workers started for the benchmark")
+    bench.add_argument("--scheduler", metavar="ADDRESS", help="also grade on this Dask scheduler's workers")
     bench.set_defaults(handler=bench_grading)

@@ -424,3 +424,56 @@ def _retried(client, run_id: str) -> dict[str, list[str]]:
     except Exception:  # noqa: BLE001 - the summary only
         return {}
     return {student: workers for student, workers in starts.items() if len(workers) > 1}
+
+
+class LocalCluster:
+    """A Dask scheduler and `workers` grading workers on 127.0.0.1, as real processes started with
+    the `dask` command of this environment (for the benchmark and a one-machine try-out)."""
+
+    def __init__(self, workers: int, log: Path | None = None):
+        import socket
+        import subprocess
+        import sys
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.address = f"tcp://127.0.0.1:{port}"
+        dask = str(Path(sys.executable).parent / "dask")
+        out = open(log or os.devnull, "w")
+        self.processes = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                                           stdout=out, stderr=subprocess.STDOUT)]
+        self.processes += [subprocess.Popen([dask, "worker", self.address, "--nthreads", "1", "--no-dashboard",
+                                             "--resources", f"{RESOURCE}=1"], stdout=out, stderr=subprocess.STDOUT)
+                           for _ in range(workers)]
+        out.close()
+        try:
+            from distributed import Client
+
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    with Client(self.address, timeout=5, set_as_default=False) as client:
+                        client.wait_for_workers(workers, timeout=60)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.5)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        from .workers import kill_tree
+
+        for process in reversed(self.processes):
+            if process.poll() is None:
+                kill_tree(process.pid)
+            process.wait(timeout=10)
+
+    def __enter__(self) -> "LocalCluster":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
