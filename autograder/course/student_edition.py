@@ -201,6 +201,8 @@ def build(out: str | Path = DEFAULT_OUT, *, root: str | Path = REPO_ROOT, syllab
     from ..quiz.loading import load_instructor
     from ..quiz.release import release, write_released
 
+    import nbformat
+
     root = Path(root).resolve()
     course = Path(course).resolve() if course else root / "course"
     syllabus_path = Path(syllabus).resolve() if syllabus else root / "course" / "syllabus.yaml"
@@ -220,8 +222,6 @@ def build(out: str | Path = DEFAULT_OUT, *, root: str | Path = REPO_ROOT, syllab
     for lesson in lessons:
         target = staging / "lessons" / Path(lesson.notebook).name
         target.parent.mkdir(parents=True, exist_ok=True)
-        import nbformat
-
         nbformat.write(student_notebook(content_root / lesson.notebook, wheel_url), target)
         edition.lessons.append(out / "lessons" / target.name)
     log(f"{len(lessons)} lessons, outputs stripped")
@@ -236,8 +236,6 @@ def build(out: str | Path = DEFAULT_OUT, *, root: str | Path = REPO_ROOT, syllab
     if assignments:
         edition.assignments, edition.variants = release_assignments(course, assignments, staging / "assignments", log)
         if wheel_url:
-            import nbformat
-
             for notebook_path in sorted((staging / "assignments").glob("*/*.ipynb")):
                 notebook = nbformat.read(notebook_path, as_version=4)
                 notebook.cells.insert(0, _install_cell(wheel_url))
@@ -254,6 +252,9 @@ def build(out: str | Path = DEFAULT_OUT, *, root: str | Path = REPO_ROOT, syllab
         log("building the website (tvm-course site build)")
         build_site(staging / "site", Path(site_syllabus) if site_syllabus else syllabus_path, repo_url=repo_url, log=log)
         edition.site = out / "site"
+        if wheel_url:  # the site's "Download the notebook" copies open with the install cell too
+            for notebook_path in sorted((staging / "site" / "notebooks").glob("*.ipynb")):
+                nbformat.write(student_notebook(notebook_path, wheel_url), notebook_path)
 
     leaks = find_leaks(staging, course=course, quizzes=[content_root / lesson.quiz for lesson in lessons])
     if leaks:
