@@ -164,12 +164,8 @@ def grade_on_worker(course: dict, student: str, files: dict[str, bytes]) -> dict
 
 
 def _grade_in_scratch(root: Path, course: dict, student: str, files: dict[str, bytes]) -> dict:
-    from nbgrader.apps.api import NbGraderAPI
-
-    from ..problems.variants import SECRET_FILE
-    from .course_dir import CONFIG_FILE, course_directory, load_course_config
-    from .gradebook_sync import sqlite_url, submission_rows
-    from .workers import Job, WorkerSetup, grade_submission
+    from ..problems.variants import SECRET_ENV, SECRET_FILE
+    from .course_dir import CONFIG_FILE
 
     assignment = course["assignment"]
     _safe_relative(student), _safe_relative(assignment)
@@ -179,6 +175,27 @@ def _grade_in_scratch(root: Path, course: dict, student: str, files: dict[str, b
     _write_tree(root / "submitted" / student / assignment, files)
     gradebook = root / "gradebook.db"
     gradebook.write_bytes(course["gradebook"])
+    # The instructor's secret, not whatever this worker's environment holds: the same variants as
+    # a local run. (Untrusted children get none of the environment; sandbox.SAFE_ENV_KEYS.)
+    previous = os.environ.get(SECRET_ENV)
+    os.environ[SECRET_ENV] = course["secret"].decode("utf-8")
+    try:
+        return _autograde(root, course, student, gradebook)
+    finally:
+        if previous is None:
+            os.environ.pop(SECRET_ENV, None)
+        else:
+            os.environ[SECRET_ENV] = previous
+
+
+def _autograde(root: Path, course: dict, student: str, gradebook: Path) -> dict:
+    from nbgrader.apps.api import NbGraderAPI
+
+    from .course_dir import course_directory, load_course_config
+    from .gradebook_sync import sqlite_url, submission_rows
+    from .workers import Job, WorkerSetup, grade_submission
+
+    assignment = course["assignment"]
     config = load_course_config(root, cell_timeout=course["cell_timeout"], grader_settings=course["grader_settings"])
     config.CourseDirectory.db_url = sqlite_url(gradebook)
     coursedir = course_directory(config)
@@ -362,7 +379,9 @@ def run_on_cluster(address: str, course: dict, submissions: list, deliver: Calla
     run = ClusterRun()
     delivered: set[str] = set()
     try:
-        shared = client.scatter(course, broadcast=True, hash=False)
+        # A list, so the key is Dask's own unique one (a dict's keys would become cluster-wide
+        # keys, shared with any other course's run on the same scheduler).
+        [shared] = client.scatter([course], broadcast=True, hash=False)
         futures = {}
         for submission in submissions:
             key = f"tvm-course-{course['run']}-{submission.student}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import socket
 import sqlite3
 import subprocess
@@ -30,6 +31,7 @@ from autograder.course.scratch_course import copy_course, release_assignment, su
 from autograder.course.submissions import find_submissions
 from autograder.course.workers import kill_tree
 from autograder.nbgrader_ext.plan import METADATA_KEY
+from autograder.problems.variants import SECRET_ENV, course_secret, variant_for
 
 from .conftest import COURSE
 
@@ -82,7 +84,9 @@ class Cluster:
         command = [str(DASK), "worker", self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--death-timeout", "20"]
         if resources:
             command += ["--resources", f"{cluster.RESOURCE}=1"]
-        worker = subprocess.Popen(command, stdout=self.out, stderr=subprocess.STDOUT)
+        # A worker whose own environment names another course's secret: the task's must win.
+        env = dict(os.environ, **{SECRET_ENV: "another course's secret, not this one's"})
+        worker = subprocess.Popen(command, stdout=self.out, stderr=subprocess.STDOUT, env=env)
         self.workers.append(worker)
         return worker
 
@@ -170,12 +174,16 @@ def test_a_class_graded_on_a_cluster_survives_a_worker_killed_mid_grading(course
         graded = course.root / "autograded" / student / "tiling"
         results = json.loads((graded / "tiling.ipynb").read_text())["metadata"][METADATA_KEY]["results"]
         assert all(r["machine"] and socket.gethostname() in r["machine"] for r in results.values() if r["status"] != "error")
+        variant = variant_for(student, course_secret(course.root))
+        assert results["schedule"]["variant"] == {"student": student, **variant.to_dict()}
         assert (course.root / "feedback" / student / "tiling" / "tiling.html").is_file()
         assert (graded / "timestamp.txt").is_file()
     assert set(report.machines) == set(STUDENTS)
 
 
 def test_a_lost_scheduler_loses_no_grade_and_the_next_run_grades_only_what_did_not_come_back(course):
+    with pytest.raises(cluster.ClusterError, match="cannot reach the Dask scheduler"):
+        cluster.connect(f"tcp://127.0.0.1:{free_port()}", timeout_s=2)
     first = Cluster(course.tmp)
     try:
         first.add_worker(resources=False)
@@ -204,8 +212,6 @@ def test_a_lost_scheduler_loses_no_grade_and_the_next_run_grades_only_what_did_n
 def test_a_submission_whose_grading_kills_its_worker_is_failed_not_lost_and_the_others_are_graded(course):
     """With the scheduler's allowed-failures at 0, one lost worker is Dask's verdict that the task
     kills workers (KilledWorker): that submission fails and is graded again next run."""
-    import os
-
     env = dict(os.environ, DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="0")
     dask = Cluster(course.tmp, workers=2, env=env)
     try:
