@@ -34,7 +34,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = ROOT / "course"
-sys.path.insert(0, str(ROOT / "tests" / "site"))
+SITE_TESTS = ROOT / "tests" / "site"  # where the tiny test course's writer lives
 WHEEL_URL = "https://example.org/tvm-course/tvm_course-0.1.0-py3-none-any.whl"
 ASSIGNMENTS = ("tiling", "gpu-tiling")
 LESSONS = sorted(p.name for p in (ROOT / "lessons").glob("*.ipynb"))
@@ -44,6 +44,8 @@ SECRET_KEYS = {"correct", "answer", "tolerance", "mistakes", "patterns", "soluti
 
 @pytest.fixture(scope="module")
 def edition(tmp_path_factory):
+    if str(SITE_TESTS) not in sys.path:
+        sys.path.insert(0, str(SITE_TESTS))
     from site_test_course import write_tiny_course
 
     tiny = write_tiny_course(tmp_path_factory.mktemp("tiny-course"))
