@@ -11,6 +11,7 @@ import pytest
 import solutions
 
 from autograder import examples
+from autograder.cli import build_parser, main
 
 pytestmark = pytest.mark.slow
 
@@ -101,3 +102,11 @@ def test_bench_grader_reports_the_spread_against_the_yardstick_per_cpu():
     table = run.stdout.split("cv between gradings")[-1]
     assert "host" in table and "haswell" in table
     assert "band edges" in run.stdout
+
+
+@pytest.mark.parametrize("command", sorted(build_parser()._subparsers._group_actions[0].choices))
+def test_every_command_prints_its_help(command, capsys):
+    """argparse formats help texts with %: a help text with a bare % would crash --help."""
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--help"])
+    assert exit_.value.code == 0 and command in capsys.readouterr().out

@@ -36,6 +36,7 @@ def add_config_arguments(
     for name, default, help_text in GraderConfig.describe():
         if name in skip:
             continue
+        help_text = help_text.replace("%", "%%")  # argparse formats help with %: a literal one must be doubled
         flag = "--" + name.replace("_", "-")
         kind = _value_type(hints[name])
         given_default = argparse.SUPPRESS if only_when_given else default

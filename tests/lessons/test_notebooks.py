@@ -130,20 +130,41 @@ def _check_ran_here(notebook, elapsed: float, name: str):
     assert elapsed < TIME_LIMIT_S, f"{name} took {elapsed:.0f} s; the limit is {TIME_LIMIT_S} s"
 
 
-@pytest.mark.slow
-def test_two_levels_runs_top_to_bottom():
-    notebook, elapsed = _execute(LESSONS_DIR / "01-two-levels.ipynb")
-    _check_ran_here(notebook, elapsed, "01-two-levels")
+def _check_two_levels(notebook) -> str:
     text = _text(notebook)
     assert "TVM threads used for timing: **1**" in text
     assert "| fused + scheduled |" in text
     assert "Spearman rank correlation" in text
     assert "the fastest's largest error against the float64 answer" in text and "| best sampled candidate |" in text
+    assert "tune_tir: " in text and "| best sampled candidate (our design space) |" in text
     assert "'padding inlined into the conv' is" in text
     assert "MISSING" not in text  # every renamed API resolves in the installed TVM
     assert _images(notebook) >= 3  # speedup bars, predicted vs measured, search curves
     _plots_have_text(notebook)
     assert "Bar chart: Graph level alone, then both levels. Speedup over 'unfused'" in text
+    return text
+
+
+@pytest.mark.slow
+def test_two_levels_runs_top_to_bottom():
+    notebook, elapsed = _execute(LESSONS_DIR / "01-two-levels.ipynb")
+    _check_ran_here(notebook, elapsed, "01-two-levels")
+    _check_two_levels(notebook)
+
+
+@pytest.mark.slow
+def test_two_levels_runs_compiled_for_an_avx2_cpu(monkeypatch):
+    """Every number lesson 1 shows is measured where it runs, so it runs under another CPU too."""
+    from tvm.target import codegen
+
+    from autograder.engine.cpus import cpu_target
+
+    if "avx2" not in codegen.llvm_get_cpu_features(cpu_target(None)):
+        pytest.skip("this host cannot run AVX2 code")
+    monkeypatch.setenv("TVM_COURSE_MCPU", "haswell")
+    notebook, elapsed = _execute(LESSONS_DIR / "01-two-levels.ipynb")
+    _check_ran_here(notebook, elapsed, "01-two-levels under haswell")
+    assert '"mcpu":"haswell"' in _check_two_levels(notebook)
 
 
 TILING_TRACE = LESSONS_DIR / "02-tiling-trace.ipynb"
