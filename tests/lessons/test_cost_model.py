@@ -5,6 +5,8 @@ import pytest
 
 from autograder.lessons import cost_model
 
+from .conftest import classifier_head
+
 LABELS = ("rows", "columns", "sum", "sum outside")
 
 
@@ -27,20 +29,7 @@ def head_space(sch):
 
 @pytest.fixture(scope="module")
 def head(lab):
-    import tvm
-    from tvm import relax
-
-    from autograder.problems.workload import fused
-
-    builder = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorType((64, 512), "float32"))
-    w = relax.Var("w", relax.TensorType((512, 256), "float32"))
-    b = relax.Var("b", relax.TensorType((1, 256), "float32"))
-    with builder.function("main", [x, w, b]):
-        with builder.dataflow():
-            out = builder.emit_output(relax.op.nn.relu(relax.op.add(relax.op.matmul(x, w), b)))
-        builder.emit_func_output(out)
-    return fused(builder.get())[cost_model.HEAD_NAME].with_attr("global_symbol", "main")
+    return classifier_head()
 
 
 def test_candidates_are_distinct_samples_of_the_design_space(head):

@@ -5,6 +5,8 @@ import solutions
 from autograder.lessons import gpu, schedules
 from autograder.lessons.workload_data import WorkloadData
 
+from .conftest import classifier_head
+
 
 def test_an_unbound_schedule_silently_builds_for_the_host(fused_func):
     build = schedules.compile_schedule(fused_func, schedules.example("journal"), gpu.cuda_target())
@@ -86,27 +88,10 @@ def test_barriers_are_counted_per_iteration_of_their_loops():
         gpu.kernel_facts(SOURCE_WITH_LOOPS)
 
 
-def _head():
-    import tvm
-    from tvm import relax
-
-    builder = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorType((64, 512), "float32"))
-    w = relax.Var("w", relax.TensorType((512, 256), "float32"))
-    b = relax.Var("b", relax.TensorType((1, 256), "float32"))
-    with builder.function("main", [x, w, b]):
-        with builder.dataflow():
-            out = builder.emit_output(relax.op.nn.relu(relax.op.add(relax.op.matmul(x, w), b)))
-        builder.emit_func_output(out)
-    fuse = tvm.transform.Sequential([relax.transform.LegalizeOps(), relax.transform.AnnotateTIROpPattern(),
-                                     relax.transform.FuseOps(), relax.transform.FuseTIR()])
-    return fuse(builder.get())["fused_matmul_add_relu"].with_attr("global_symbol", "main")
-
-
 def _bound_head(threads=(16, 16)):
     import tvm
 
-    sch = tvm.s_tir.Schedule(_head())
+    sch = tvm.s_tir.Schedule(classifier_head())
     i, j, k = sch.get_loops(sch.get_sblock("matmul"))
     i_block, i_thread = sch.split(i, factors=[None, threads[0]])
     j_block, j_thread = sch.split(j, factors=[None, threads[1]])
@@ -140,7 +125,7 @@ def test_verify_gpu_code_catches_what_compile_does_not():
 def test_matmul_data_checks_a_head_build(lab):
     import tvm
 
-    head = _head()
+    head = classifier_head()
     data = gpu.MatmulData.make(head)
     arguments = data.primfunc_arguments(lab.device)
     tvm.compile(head, target=lab.target)["main"](*arguments)
@@ -161,6 +146,6 @@ def test_the_head_runs_correctly_on_the_gpu():
     import tvm
 
     build = tvm.compile(_bound_head().mod, target=gpu.cuda_target())
-    data = gpu.MatmulData.make(_head())
+    data = gpu.MatmulData.make(classifier_head())
     assert gpu.time_on_gpu(build, data) > 0
     assert "ms" in str(gpu.timing_table({"head": (build, data)}))
