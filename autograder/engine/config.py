@@ -47,6 +47,10 @@ class GraderConfig:
     seed: int | None = _setting(
         None, "Seed for the test inputs; None draws a fresh one per grading (it is reported)."
     )
+    warm_start: bool = _setting(
+        True, "Fork the student's and the evaluator's processes from a fork server that has imported TVM "
+        "once (engine/forkserver.py), instead of starting a new interpreter for each grading."
+    )
     measure_speed: bool = _setting(True, "Time the schedule against the baseline (speed credit).")
     mcpu: str | None = _setting(
         None, "LLVM CPU to compile for (e.g. haswell, znver3): the baseline, yardstick and candidate alike; "

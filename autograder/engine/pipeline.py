@@ -25,6 +25,7 @@ from ..problems.variants import JOURNAL, Variant
 from .config import GraderConfig
 from .confine import available
 from .cpus import default_mcpu
+from .forkserver import ForkServerUnavailable, ServedChild, shared_server
 from .report import Check, Result
 from .runners import check_tracker_reachable
 from .sandbox import Child, ChildOutcome
@@ -135,11 +136,11 @@ class _Grading:
         syntax = syntax_error(source)
         if syntax:
             return self.result("error", syntax)
-        evaluator = self.evaluator = Child(
+        evaluator = self.evaluator = self.start_child(
             "autograder.engine.evaluate",
             [self.problem.name, self.problem.shape.to_spec()],
             env={"TVM_NUM_THREADS": str(self.config.threads), "OMP_NUM_THREADS": "1"},
-        ).start()
+        )
         try:
             evaluator.send(self.config.as_dict())
             # The evaluator locks its /proc entry first thing; only then may student code run.
@@ -172,16 +173,27 @@ class _Grading:
         finally:
             evaluator.close()
 
+    def start_child(self, module: str, args: list[str], **kwargs) -> Child:
+        """A fork of this process's fork server (warm_start), or a new interpreter where there is none."""
+        server = shared_server() if self.config.warm_start else None
+        if server is not None:
+            child = ServedChild(server, module, args, **kwargs)
+            try:
+                return child.start()
+            except ForkServerUnavailable:
+                child.close()
+        return Child(module, args, **kwargs).start()
+
     def run_student(self, source: str):
         """The trace and printed output of the student's code, or a Result saying what went wrong."""
-        child = Child(
+        child = self.start_child(
             "autograder.engine.student_runner",
             [self.problem.name, self.problem.shape.to_spec(), str(self.config.student_memory_mb)],
             output_limit=self.config.output_tail_chars,
             env={"TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
             untrusted=True,
             files={"submission.py": source},
-        ).start()
+        )
         outcome = child.wait(
             self.config.student_timeout_s,
             memory_mb=self.config.student_memory_mb + BASE_RSS_MB,

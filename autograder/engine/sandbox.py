@@ -263,13 +263,14 @@ class Child:
 
     def close(self) -> None:
         """Kill the child's process group, reap it, and remove its directory. Safe to call twice."""
-        if self._closed or self.proc is None:
+        if self._closed:
             return
         self._closed = True
-        self.kill()
-        self.proc.wait()
-        for thread in self._threads:
-            thread.join(timeout=2.0)
+        if self.proc is not None:
+            self.kill()
+            self.proc.wait()
+            for thread in self._threads:
+                thread.join(timeout=2.0)
         self._workdir.cleanup()
 
     def kill(self) -> None:
