@@ -49,6 +49,7 @@ EVENT_TOPIC = "tvm-course-grading"
 MAX_FILE_BYTES = 32 * 1024 * 1024
 MAX_SUBMISSION_BYTES = 64 * 1024 * 1024
 MAX_TEXT = 20000
+DEFAULT_SUBMISSION_TIMEOUT_S = 900.0  # as grading_run.GradingOptions.submission_timeout_s
 
 
 class ClusterError(RuntimeError):
@@ -90,7 +91,8 @@ def seed_gradebook(main_path: Path, destination: Path, course_id: str) -> bytes:
 
 
 def course_payload(root: Path, coursedir, assignment: str, seed: bytes, cell_timeout, grader_settings: dict,
-                   feedback: bool, allow_unconfined: bool) -> dict:
+                   feedback: bool, allow_unconfined: bool,
+                   submission_timeout_s: float = DEFAULT_SUBMISSION_TIMEOUT_S) -> dict:
     from ..problems.variants import course_secret
     from .course_dir import CONFIG_FILE
 
@@ -106,6 +108,7 @@ def course_payload(root: Path, coursedir, assignment: str, seed: bytes, cell_tim
         "grader_settings": dict(grader_settings),
         "feedback": feedback,
         "allow_unconfined": allow_unconfined,
+        "submission_timeout_s": float(submission_timeout_s),
     }
 
 
@@ -150,16 +153,24 @@ def grade_on_worker(course: dict, student: str, files: dict[str, bytes]) -> dict
         reply["machine"] = grading_machine(GraderConfig(**{k: v for k, v in course["grader_settings"].items() if k in ("rpc_tracker", "rpc_key")}))
     except Exception:  # noqa: BLE001
         reply["machine"] = "?"
-    previous = os.umask(0o077)
+    from .cluster_worker import grade
+
+    reply.update(grade(course, student, files, float(course.get("submission_timeout_s") or DEFAULT_SUBMISSION_TIMEOUT_S)))
+    reply["seconds"] = time.monotonic() - started
+    return reply
+
+
+def grade_in_scratch(course: dict, student: str, files: dict[str, bytes]) -> dict:
+    """In the worker's grading process: the submission graded in a private scratch course."""
+    reply: dict = {}
+    os.umask(0o077)
     scratch = Path(tempfile.mkdtemp(prefix="tvm-course-worker-"))
     try:
         reply.update(_grade_in_scratch(scratch, course, student, files))
     except Exception as error:  # noqa: BLE001 - our bug or nbgrader's, reported against this submission
         reply["error"] = f"the grading on the worker failed: {error.__class__.__name__}: {error}"
     finally:
-        os.umask(previous)
         shutil.rmtree(scratch, ignore_errors=True)
-    reply["seconds"] = time.monotonic() - started
     return reply
 
 

@@ -216,7 +216,8 @@ def _grade_on_cluster(options: GradingOptions, root: Path, coursedir, todo, scra
     main_url = coursedir.db_url
     seed = cluster.seed_gradebook(sqlite_path(main_url), scratch / "seed.db", coursedir.course_id)
     course = cluster.course_payload(root, coursedir, options.assignment, seed, options.cell_timeout,
-                                    options.grader_settings, options.feedback, options.allow_unconfined)
+                                    options.grader_settings, options.feedback, options.allow_unconfined,
+                                    options.submission_timeout_s)
     notebooks = {s.student: s.notebooks for s in todo}
     directories = {s.student: s.directory for s in todo}
     machines: dict[str, str] = {}

@@ -15,7 +15,8 @@ What keeps one submission from reaching the next:
   (confine.py) exactly as a child started from scratch does; nothing a child changes in its
   memory, its modules or its directory survives it;
 - the server is started with only SAFE_ENV_KEYS of the environment (no course secret), is
-  undumpable (no child can ptrace it or read its descriptors), and dies with its client.
+  undumpable (no child can ptrace it or read its descriptors), and ends with its client (its
+  socket closes), killing what it started; its children die with it (PR_SET_PDEATHSIG).
 
 The client holds each child as a zombie until it reaps it (the server waits with WNOWAIT), so
 a pid the client signals is never one the kernel has handed to another process.
@@ -125,6 +126,7 @@ def _spawn(request: dict, fds: list[int], sock: socket.socket) -> int:
         return pid
     code = 70
     try:  # the child: never returns
+        die_with_parent()
         os.setsid()  # a group of its own, which the client kills whole
         stdin, output, channel = fds
         os.dup2(stdin, 0)
@@ -196,15 +198,21 @@ def _warm_up() -> None:
         importlib.import_module(name)
 
 
-def main(argv: list[str]) -> None:
-    make_undumpable()
+def die_with_parent() -> None:
+    """SIGKILL this process when the thread that forked it ends (Linux's PR_SET_PDEATHSIG): only
+    for a child of the single-threaded server. (The server itself is started from whichever
+    thread grades first, so it ends with its client's socket instead.)"""
     try:
         import ctypes
 
         PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # its client gone: so is it
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+
+
+def main(argv: list[str]) -> None:
+    make_undumpable()  # and it ends when its client's socket closes, as the client exits or dies
     sock = socket.socket(fileno=int(argv[0]))
     started = time.perf_counter()
     _warm_up()

@@ -14,7 +14,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -241,11 +240,34 @@ def reply(course):
     submission = next(s for s in find_submissions(course.coursedir, "tiling") if s.student == "ada")
     scratch = course.tmp / "worker-tmp"
     scratch.mkdir()
-    tempfile.tempdir, previous = str(scratch), tempfile.tempdir
+    # The scratch course is made by the worker's grading process, which finds TMPDIR as a
+    # process started afresh does: a new one, since the test before this one stopped the last.
+    previous = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(scratch)
     try:
         return cluster.grade_on_worker(payload, "ada", cluster._files(submission.directory)), scratch
     finally:
-        tempfile.tempdir = previous
+        if previous is None:
+            os.environ.pop("TMPDIR")
+        else:
+            os.environ["TMPDIR"] = previous
+
+
+def test_a_grading_past_the_submission_timeout_is_stopped_and_the_next_gets_a_fresh_process(course):
+    from autograder.course import cluster_worker
+    from autograder.course.gradebook_sync import sqlite_path
+
+    seed = cluster.seed_gradebook(sqlite_path(course.coursedir.db_url), course.tmp / "seed-timeout.db", course.coursedir.course_id)
+    payload = cluster.course_payload(course.root, course.coursedir, "tiling", seed, None, SETTINGS, True, False,
+                                     submission_timeout_s=0.5)
+    submission = next(s for s in find_submissions(course.coursedir, "tiling") if s.student == "ada")
+    started = time.monotonic()
+    stopped = cluster.grade_on_worker(payload, "ada", cluster._files(submission.directory))
+    assert time.monotonic() - started < 15
+    assert not stopped["ok"] and "took longer than 0.5 s and was stopped" in stopped["error"]
+    assert cluster_worker._process is None  # killed with all it started; the next task starts anew
+    accepted = accept(course, stopped)  # what the instructor's run records: a failure, no grades
+    assert not accepted.ok and accepted.rows is None and "was stopped" in accepted.error
 
 
 def accept(course, reply):
