@@ -102,6 +102,10 @@ def _worker_main(connection, setup: WorkerSetup) -> None:
     except Exception as error:
         connection.send(WorkerFailed(f"{error.__class__.__name__}: {error}"))
         return
+    if setup.grader_settings.get("warm_start", True):
+        from ..engine.forkserver import shared_server
+
+        shared_server()  # TVM imported once, now, for every submission this worker grades
 
     def api_for(gradebook: Path):
         config = load_course_config(setup.course_root, cell_timeout=setup.cell_timeout, grader_settings=setup.grader_settings)

@@ -32,7 +32,7 @@ class GraderConfig:
         15, "Interleaved baseline/candidate rounds; the speedup is the median of per-round ratios."
     )
     min_repeat_ms: float = _setting(
-        15.0, "Each timing sample repeats the function until it lasts at least this long."
+        15.0, "Each timing sample runs the function back to back a fixed number of times, enough to last this long."
     )
     max_timing_rounds: int = _setting(
         45, "Rounds may go on past timing_rounds, up to this many, while the ratio to the yardstick is spread out."

@@ -51,6 +51,9 @@ PROBLEM = Problem(
         "--cpus host,haswell --variants journal,160x160x8,256x256x24,192x256x12,160x256x20`, the "
         "smallest, largest and two odd variants, 2026-12-01, gave the register-blocked schedule 1.63-1.68 "
         "on znver4 and 1.71-1.85 on haswell (all the speed points everywhere), the yardstick 0.99-1.01, "
-        "the journal's tiling 0.28-0.33 and 0.65-0.68 (none)."
+        "the journal's tiling 0.28-0.33 and 0.65-0.68 (none). Measured again the same day once a "
+        "sample became a fixed count of calls (engine/bench.py tvm_timer, instead of TVM's "
+        "golden-ratio search): the register-blocked schedule 1.64-1.69 and 1.71-1.74, the yardstick "
+        "0.99-1.00 and 1.00, the journal's tiling 0.27-0.33 and 0.64-0.67; the same bands."
     ),
 )
