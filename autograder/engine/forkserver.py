@@ -18,8 +18,9 @@ What keeps one submission from reaching the next:
   undumpable (no child can ptrace it or read its descriptors), and ends with its client (its
   socket closes), killing what it started; its children die with it (PR_SET_PDEATHSIG).
 
-The client holds each child as a zombie until it reaps it (the server waits with WNOWAIT), so
-a pid the client signals is never one the kernel has handed to another process.
+The server reaps a child only when the client asks for its exit status, and signals only
+children it has not reaped (whose pids, and process groups, are still theirs), so a kill never
+reaches a process the kernel has since given the same number.
 
 Usage (by the grader only): python -m autograder.engine.forkserver FD (a SOCK_SEQPACKET socket).
 """
@@ -79,20 +80,18 @@ def serve(sock: socket.socket) -> None:
                 request = json.loads(data)
                 op = request.get("op")
                 if op == "spawn":
-                    pid = _spawn(request, fds, sock)
+                    pid = _spawn(request, fds)
                     children.add(pid)
                     reply({"pid": pid})
                     continue
                 pid = request.get("pid")
-                if pid not in children:
+                if pid not in children:  # never reaped ones: their pids may be another process's now
                     reply({"error": f"{pid!r} is not a child of this server"})
-                elif op == "poll":
-                    reply({"returncode": _exit_status(pid, keep=True)})
                 elif op == "kill":
                     _kill_group(pid)
                     reply({})
                 elif op == "reap":
-                    returncode = _exit_status(pid, keep=False)
+                    returncode = _exit_status(pid)
                     if returncode is not None:
                         children.discard(pid)
                     reply({"returncode": returncode})
@@ -113,7 +112,7 @@ def serve(sock: socket.socket) -> None:
                 pass
 
 
-def _spawn(request: dict, fds: list[int], sock: socket.socket) -> int:
+def _spawn(request: dict, fds: list[int]) -> int:
     module, argv, env, cwd = request["module"], request["argv"], request["env"], request["cwd"]
     if module not in SERVED_MODULES:
         raise ValueError(f"this server starts only {', '.join(SERVED_MODULES)}, not {module!r}")
@@ -171,11 +170,10 @@ def _reseed() -> None:
         numpy.random.seed()
 
 
-def _exit_status(pid: int, keep: bool) -> int | None:
-    """The child's return code in subprocess's convention (-N: killed by signal N), or None
-    while it runs. With `keep`, it stays a zombie: its pid cannot be reused."""
-    flags = os.WEXITED | os.WNOHANG | (os.WNOWAIT if keep else 0)
-    info = os.waitid(os.P_PID, pid, flags)
+def _exit_status(pid: int) -> int | None:
+    """The child's return code in subprocess's convention (-N: killed by signal N), reaping it;
+    None while it runs."""
+    info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG)
     if info is None:
         return None
     if info.si_code == os.CLD_EXITED:
