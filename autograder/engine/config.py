@@ -29,7 +29,7 @@ class GraderConfig:
         1, "TVM worker threads while timing; one thread keeps timings repeatable on shared machines."
     )
     timing_rounds: int = _setting(
-        15, "Interleaved baseline/candidate rounds; the speedup is the median of per-round ratios."
+        10, "Interleaved baseline/yardstick/candidate rounds at least; the speedup is the median of per-round ratios."
     )
     min_repeat_ms: float = _setting(
         15.0, "Each timing sample runs the function back to back a fixed number of times, enough to last this long."

@@ -50,7 +50,7 @@ EXECUTED_KEY = "tvm_course_notebook_executed"  # set in the resources by Resilie
 
 
 class TrustedGrader(Configurable):
-    """Settings of the trusted re-grade: `c.TrustedGrader.settings = {"timing_rounds": 15, ...}`."""
+    """Settings of the trusted re-grade: `c.TrustedGrader.settings = {"timing_rounds": 15, ...}` (more rounds than the default 10)."""
 
     settings = Dict(
         {}, help="GraderConfig fields for the trusted re-grade (timing_rounds, rpc_tracker, rpc_key, ...)"
