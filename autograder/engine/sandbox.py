@@ -169,7 +169,12 @@ class Child:
     def start(self) -> "Child":
         read_fd, write_fd = os.pipe()
         self.started = time.monotonic()
-        self.proc = self._launch(write_fd)
+        try:
+            self.proc = self._launch(write_fd)
+        except BaseException:  # no child (a fork server that refused): the caller may start another
+            os.close(read_fd)
+            os.close(write_fd)
+            raise
         os.close(write_fd)
         self._spawn(self._read_output, self.proc.stdout)
         self._spawn(self._read_channel, os.fdopen(read_fd, "rb"))
