@@ -37,7 +37,7 @@ import sys
 import threading
 import time
 
-from .sandbox import SAFE_ENV_KEYS, Child, _ForkedProcess, _max_fd, _package_root, make_undumpable
+from .sandbox import CHANNEL_FD, SAFE_ENV_KEYS, Child, _ForkedProcess, enter_fork, interpreter_env, make_undumpable
 
 # What a child would import on its own: imported once here, so a fork finds it in sys.modules.
 # (student_runner.PREIMPORTED is added to it in the server.)
@@ -50,7 +50,6 @@ WARM_MODULES = (
 )
 # Modules a child may be: the grader's two child programs, nothing else.
 SERVED_MODULES = ("autograder.engine.student_runner", "autograder.engine.evaluate")
-CHANNEL_FD = 3
 _MAX_REQUEST = 1 << 20
 READY_TIMEOUT_S = 120.0
 
@@ -127,19 +126,9 @@ def _spawn(request: dict, fds: list[int]) -> int:
     try:  # the child: never returns
         die_with_parent()
         os.setsid()  # a group of its own, which the client kills whole
-        stdin, output, channel = fds
-        os.dup2(stdin, 0)
-        os.dup2(output, 1)
-        os.dup2(output, 2)
-        os.dup2(channel, CHANNEL_FD)
-        os.closerange(CHANNEL_FD + 1, _max_fd())  # the server's socket and the received copies
+        enter_fork(*fds, cwd, env)  # closes the server's socket and the received copies too
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.chdir(cwd)
-        os.environ.clear()
-        os.environ.update({str(k): str(v) for k, v in env.items()})
-        sys.stdin = os.fdopen(0, "r", closefd=False)
-        sys.stdout = sys.stderr = os.fdopen(1, "w", buffering=1, closefd=False)
         sys.argv = [module, str(CHANNEL_FD), *argv]
         _reseed()
         importlib.import_module(module).main([str(CHANNEL_FD), *argv])
@@ -235,9 +224,7 @@ class ForkServer:
 
     def start(self) -> "ForkServer":
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = {k: v for k, v in os.environ.items() if k in SAFE_ENV_KEYS}
-        env.update(PYTHONPATH=os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")])),
-                   PYTHONDONTWRITEBYTECODE="1")
+        env = {k: v for k, v in os.environ.items() if k in SAFE_ENV_KEYS} | interpreter_env(os.environ)
         self._process = subprocess.Popen(
             [sys.executable, "-m", "autograder.engine.forkserver", str(theirs.fileno())],
             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env=env, start_new_session=True,

@@ -181,8 +181,7 @@ class Child:
         return self
 
     def _launch(self, channel_fd: int):
-        self.env["PYTHONPATH"] = os.pathsep.join(filter(None, [_package_root(), self.env.get("PYTHONPATH")]))
-        self.env["PYTHONDONTWRITEBYTECODE"] = "1"
+        self.env.update(interpreter_env(self.env))
         return subprocess.Popen(
             [sys.executable, "-m", self.module, str(channel_fd), *self.args],
             pass_fds=(channel_fd,),
@@ -366,20 +365,7 @@ class ForkedChild(Child):
         if pid == 0:  # the child: never returns
             code = 70
             try:
-                os.dup2(stdin_r, 0)
-                os.dup2(out_w, 1)
-                os.dup2(out_w, 2)
-                keep = max(channel_fd, 2)
-                os.closerange(3, channel_fd)
-                os.closerange(keep + 1, _max_fd())
-                os.chdir(self.workdir)
-                for key in list(os.environ):
-                    if key not in self.env:
-                        del os.environ[key]
-                os.environ.update(self.env)
-                sys.stdin = os.fdopen(0, "r", closefd=False)
-                sys.stdout = sys.stderr = os.fdopen(1, "w", buffering=1, closefd=False)
-                self.target(_channel_sender(channel_fd))
+                self.target(_channel_sender(enter_fork(stdin_r, out_w, channel_fd, self.workdir, self.env)))
                 code = 0
             except BaseException:
                 import traceback
@@ -411,6 +397,33 @@ class _ForkedProcess:
             _, status = os.waitpid(self.pid, 0)
             self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
+
+
+CHANNEL_FD = 3  # where a forked child finds its channel
+
+
+def enter_fork(stdin: int, output: int, channel: int, cwd: str, env: dict[str, str]) -> int:
+    """In a fresh fork: stdin, stdout and stderr from the given descriptors, the channel at
+    CHANNEL_FD and no other descriptor of the parent open, `cwd` and exactly `env`. Returns
+    CHANNEL_FD. (0-2 come first: the parent's own are open, so `channel` is not among them.)"""
+    os.dup2(stdin, 0)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    os.dup2(channel, CHANNEL_FD)
+    os.closerange(CHANNEL_FD + 1, _max_fd())
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in env.items()})
+    sys.stdin = os.fdopen(0, "r", closefd=False)
+    sys.stdout = sys.stderr = os.fdopen(1, "w", buffering=1, closefd=False)
+    return CHANNEL_FD
+
+
+def interpreter_env(env: dict[str, str]) -> dict[str, str]:
+    """What a new interpreter running the grader needs on top of `env`: the package on its
+    path, and no bytecode written anywhere."""
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [_package_root(), env.get("PYTHONPATH")])),
+            "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def _max_fd() -> int:
