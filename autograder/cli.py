@@ -13,6 +13,7 @@ import sys
 # Modules that contribute subcommands, in the order `--help` lists them.
 COMMAND_MODULES = [
     "autograder.commands.grading",
+    "autograder.commands.doctor",
     "autograder.commands.course",
     "autograder.commands.lms",
     "autograder.commands.variants",

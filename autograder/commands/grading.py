@@ -62,6 +62,7 @@ def config_from(args: argparse.Namespace) -> GraderConfig:
 
 def grade_schedule(args: argparse.Namespace) -> int:
     from ..engine.pipeline import UsageError, grade_source
+    from ..engine.preflight import GraderUnusable
 
     try:
         source = Path(args.file).read_text(encoding="utf-8")
@@ -71,7 +72,7 @@ def grade_schedule(args: argparse.Namespace) -> int:
     try:
         variant = _student_variant(args)
         result = grade_source(args.problem, source, config_from(args), args.target, variant=variant, student=args.student)
-    except (UsageError, ValueError) as error:
+    except (UsageError, ValueError, GraderUnusable) as error:
         print(f"tvm-course grade-schedule: {error}", file=sys.stderr)
         return EXIT_USAGE
     print(result.to_json() if args.json else result.to_text())

@@ -145,7 +145,7 @@ def grade_on_worker(course: dict, student: str, files: dict[str, bytes]) -> dict
     reply = {"student": student, "ok": False, "error": "", "notebooks": {}, "feedback": {}, "rows": None, "machine": "",
              "seconds": 0.0}
     confinement = confine.available()
-    if not confinement.complete and not course["allow_unconfined"]:
+    if not confinement.isolated and not course["allow_unconfined"]:
         reply["error"] = (f"refusing to grade on this worker: student code cannot be confined here "
                           f"({confinement.reason or 'missing'}; not enforced: {', '.join(confinement.missing())})")
         return reply

@@ -34,6 +34,8 @@ from typing import TextIO
 from nbgrader.api import Gradebook, MissingEntry
 
 from ..engine import confine
+from ..engine.preflight import GraderUnusable, preflight
+from ..nbgrader_ext.preprocessors import TrustedGrader
 from ..nbgrader_ext.plan import PlanError, load_plan
 from ..problems import get_problem
 from .course_dir import CourseError, course_directory, find_course_root, load_course_config
@@ -88,13 +90,14 @@ class RunReport:
 def grade_assignment(options: GradingOptions) -> RunReport:
     """Grade an assignment; everything the run creates is readable by its owner only."""
     confinement = confine.available()
-    if not confinement.complete and not options.allow_unconfined:
+    if not confinement.isolated and not options.allow_unconfined:
         raise CourseError(
-            f"refusing to grade: student code cannot be confined here ({confinement.reason or 'missing'}; "
-            f"not enforced: {', '.join(confinement.missing())}). Grade on Linux with Landlock and libseccomp, "
-            "or pass --allow-unconfined to grade anyway (student code then reads what the grading user can)"
+            f"refusing to grade: student code cannot be confined here, each grading apart from the others "
+            f"({confinement.reason or 'missing'}; not enforced: {', '.join(confinement.missing())}). Grade on Linux "
+            "with Landlock, libseccomp and user namespaces (or Landlock ABI 6), or pass --allow-unconfined to grade "
+            "anyway (student code then reads what the grading user can, or reaches other gradings)"
         )
-    unconfined = [] if confinement.complete else [
+    unconfined = [] if confinement.isolated else [
         f"grading without full confinement (--allow-unconfined): {', '.join(confinement.missing())} not enforced"
     ]
     previous = os.umask(0o077)
@@ -108,6 +111,10 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
     started = time.monotonic()
     root = find_course_root(options.course)
     config = load_course_config(root, cell_timeout=options.cell_timeout, grader_settings=options.grader_settings)
+    try:  # before anyone is graded: this machine grades its own known-good schedule, confined
+        preflight(TrustedGrader(config=config).grader_config())
+    except (GraderUnusable, ValueError) as error:
+        raise CourseError(str(error)) from None
     coursedir = course_directory(config)
     main_url = coursedir.db_url
     checked = _check_assignment(coursedir, options.assignment, main_url, dict(config.TrustedGrader.get("settings", {})))

@@ -1,26 +1,36 @@
 """Confinement for the grader's untrusted children, from the kernel's own mechanisms.
 
 Two processes run code the grader does not trust: the student's `schedule(sch)` and the
-compiled schedule. Just before that code runs, each child confines itself for good:
+compiled schedule. Each is confined in two steps:
 
-- limits (setrlimit): no new processes for the student's child; no file can be written
-  beyond what the grader prepared (RLIMIT_FSIZE); no core dumps.
-- a user of its own: run as root (CI, a grading container), the child becomes `nobody`.
-- Landlock (the `landlock` binding): the file system shrinks to what Python, numpy and TVM
-  need, read-only, plus the child's private directory; nothing of the course, the checkout,
-  other submissions, the host's /tmp or /dev/shm. Writing is allowed to named files only.
-- seccomp (the `pyseccomp` binding to libseccomp): no exec, no fork, no sockets (so no
-  network), no ptrace or reading other processes' memory, no signals to other processes,
-  no changing files' owners, modes or extended attributes (which Landlock does not cover),
-  no namespaces, mounts, BPF or io_uring.
+- first thing, `enter_world`: namespaces of its own (world.py): it is process 1 of a pid
+  namespace holding nothing else, with its own System V IPC, network and mount namespaces, in a
+  new root holding only the interpreter, its packages, the system's libraries and its own
+  directory. It keeps the grader's own uid, so it reads those files wherever they are installed.
+- just before untrusted code runs, `confine`, for good:
+  - limits (setrlimit): no new processes for the student's child; no file can be written beyond
+    what the grader prepared (RLIMIT_FSIZE); no core dumps;
+  - no privilege: every capability dropped (also a root grader's), uid 0 made ordinary
+    (securebits), no_new_privs;
+  - Landlock (the `landlock` binding; its scopes, which the binding lacks, by the system call):
+    the file system shrinks to what Python, numpy and TVM need, read-only, plus the child's
+    private directory; writing only to named files; no TCP; and from ABI 6 no signal and no
+    abstract socket to any process outside its own domain;
+  - seccomp (the `pyseccomp` binding to libseccomp): no exec, no fork, no sockets, nothing done
+    to another process (ptrace, signals, limits, priorities, memory), no System V or POSIX IPC,
+    no signal-owner tricks (F_SETOWN, FIOSETOWN), no changing files' owners, modes or extended
+    attributes (which Landlock does not cover), no namespaces, mounts, BPF or io_uring.
 
-Both bindings call the kernel directly (no helper binary, no privileges), so a student's
-Linux laptop needs nothing beyond `pip install`. Where a mechanism is missing (another OS,
-an old kernel, no libseccomp), `available()` says which, the child applies what it can,
-and the callers decide: a self-check goes on and says so once; a class run refuses.
+The filter is a deny-list over a reviewed system-call table; README.md ("Why a deny-list")
+gives the measurements behind that choice. Both bindings call the kernel directly (no helper
+binary, no privileges), so a student's Linux laptop needs nothing beyond `pip install`. Where a
+mechanism is missing (another OS, an old kernel, no libseccomp, user namespaces refused),
+`available()` says which, the child applies what it can, and the callers decide: a self-check
+goes on and says so once; a class run refuses.
 """
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import resource
@@ -28,7 +38,7 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 
-UNPRIVILEGED_ID = 65534  # "nobody" on Debian and most Linux systems
+from . import world
 
 
 @dataclass(frozen=True)
@@ -43,15 +53,26 @@ class Policy:
     extra_readable: tuple[str, ...] = ()  # what a GPU driver reads besides (/proc/driver/nvidia, ...)
 
 
+LANDLOCK_SCOPES_ABI = 6  # LANDLOCK_SCOPE_SIGNAL and LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+
+
 @dataclass(frozen=True)
 class Status:
     landlock_abi: int  # 0: not available
     seccomp: bool
     reason: str  # why something is missing ("" when all is there)
+    namespaces: bool = False  # a world of its own for each child (world.py)
 
     @property
     def complete(self) -> bool:
+        """Each child is confined: its files and its system calls."""
         return self.landlock_abi >= 1 and self.seccomp
+
+    @property
+    def isolated(self) -> bool:
+        """Gradings cannot reach one another: each child in its own namespaces, or at least
+        Landlock's scoping of signals and sockets to the child's own domain."""
+        return self.complete and (self.namespaces or self.landlock_abi >= LANDLOCK_SCOPES_ABI)
 
     def missing(self) -> list[str]:
         gaps = []
@@ -59,7 +80,23 @@ class Status:
             gaps.append("file-system confinement (Landlock)")
         if not self.seccomp:
             gaps.append("system-call filtering (seccomp: no exec, no network)")
+        if not self.isolated:
+            gaps.append("isolation between gradings (user namespaces, or Landlock ABI 6's signal scoping)")
         return gaps
+
+    def describe(self) -> str:
+        """What is in force for each untrusted child, mechanism by mechanism."""
+        parts = []
+        if self.namespaces:
+            parts.append("own user, pid, IPC, network, UTS and mount namespaces")
+        parts.append("no capabilities, no_new_privs")
+        if self.landlock_abi >= 1:
+            scoped = ", signals and abstract sockets" if self.landlock_abi >= LANDLOCK_SCOPES_ABI else ""
+            parts.append(f"Landlock ABI {self.landlock_abi} (files{scoped})")
+        if self.seccomp:
+            parts.append("seccomp (no exec, fork, sockets, IPC or calls on other processes)")
+        parts.append("rlimits")
+        return "; ".join(parts)
 
 
 def available() -> Status:
@@ -81,7 +118,10 @@ def available() -> Status:
     except Exception as error:
         seccomp = False
         reasons.append(f"seccomp: {_short(error)}")
-    return Status(max(abi, 0), seccomp, "; ".join(reasons))
+    support = world.supported()
+    if not support.available:
+        reasons.append(f"namespaces: {support.reason}")
+    return Status(max(abi, 0), seccomp, "; ".join(reasons), namespaces=support.available)
 
 
 def readable_system_paths() -> list[str]:
@@ -110,12 +150,28 @@ def _contains(outer: str, inner: str) -> bool:
     return inner == outer or inner.startswith(outer.rstrip("/") + "/")
 
 
+def world_view(policy: Policy) -> world.View:
+    """What exists in the child's world: exactly what Landlock will let it read, its directory
+    and its devices."""
+    return world.View(readable=(*readable_system_paths(), *policy.extra_readable), private_dir=policy.private_dir,
+                      devices=policy.devices)
+
+
+def enter_world(policy: Policy) -> list[str]:
+    """In a fresh, single-threaded child, first thing: its own namespaces (world.py), where this
+    machine allows them. Returns what was entered, for the record (nothing where not allowed).
+    Afterwards this process is the world's process 1 (its caller's pid is a waiter's)."""
+    if not world.supported().available:
+        return []
+    return world.enter(world_view(policy))
+
+
 def confine(policy: Policy) -> list[str]:
     """In a child, just before untrusted code runs: apply everything available, for good.
 
     Returns what was applied, for the record. Must run after the child has imported what it
     needs (afterwards it may read nothing else). The Landlock rules are built while the child
-    can still open the paths they name, and take effect after it has given up its user.
+    can still open the paths they name, and take effect once it holds no privilege.
     """
     applied = []
     status = available()
@@ -123,21 +179,52 @@ def confine(policy: Policy) -> list[str]:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (policy.max_file_bytes, policy.max_file_bytes))
     if not policy.threads:
-        # Counted per user: with this process alone at the limit, fork and thread creation fail.
+        # Counted per user (and namespace): with this process alone at the limit, fork and thread
+        # creation fail (seccomp denies them as well; uid 0 is exempt from this limit).
         resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
         applied.append("no new processes or threads")
-    if os.geteuid() == 0:
-        os.setgroups([])
-        os.setgid(UNPRIVILEGED_ID)
-        os.setuid(UNPRIVILEGED_ID)
-        applied.append("running as nobody")
+    world.drop_capabilities()
+    applied.append("no capabilities, no_new_privs")
     if landlock_rules is not None:
         landlock_rules.apply()
-        applied.append(f"Landlock ABI {status.landlock_abi}: system files read-only, nothing else")
+        scoped = _apply_landlock_scopes(status.landlock_abi)
+        applied.append(f"Landlock ABI {status.landlock_abi}: system files read-only, nothing else"
+                       + (f"; {scoped}" if scoped else ""))
     if status.seccomp:
         _apply_seccomp(policy)
-        applied.append("seccomp: no exec, fork, sockets, ptrace or signals to others")
+        applied.append("seccomp: no exec, fork, sockets, IPC, ptrace, or signals and limits on others")
     return applied
+
+
+_SYS_LANDLOCK_CREATE_RULESET, _SYS_LANDLOCK_RESTRICT_SELF = 444, 446  # the same on every architecture
+_LANDLOCK_ACCESS_NET_ALL = 0x1 | 0x2  # BIND_TCP, CONNECT_TCP (ABI 4)
+_LANDLOCK_SCOPE_ALL = 0x1 | 0x2  # ABSTRACT_UNIX_SOCKET, SIGNAL (ABI 6)
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
+
+
+def _apply_landlock_scopes(abi: int) -> str:
+    """A second Landlock layer with what the binding cannot express: no TCP (ABI 4) and, from
+    ABI 6, signals (kill, and fcntl's F_SETOWN) and abstract unix sockets scoped to this
+    process's own domain. Returns what it added."""
+    if abi < 4:
+        return ""
+    attr = _RulesetAttr(0, _LANDLOCK_ACCESS_NET_ALL, _LANDLOCK_SCOPE_ALL if abi >= LANDLOCK_SCOPES_ABI else 0)
+    size = ctypes.sizeof(_RulesetAttr) if abi >= LANDLOCK_SCOPES_ABI else 16  # older kernels know 2 fields
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    fd = libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), f"Landlock would not scope this process: {os.strerror(ctypes.get_errno())}")
+    try:
+        if libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(fd), ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), f"Landlock would not scope this process: {os.strerror(ctypes.get_errno())}")
+    finally:
+        os.close(fd)
+    return "no TCP" + ("; signals and abstract sockets only within itself" if abi >= LANDLOCK_SCOPES_ABI else "")
 
 
 def _landlock_rules(policy: Policy, abi: int):
@@ -166,34 +253,50 @@ def _landlock_rules(policy: Policy, abi: int):
     return ruleset
 
 
-# System calls an untrusted child never needs. The filter allows everything else, so that an
-# update of Python, numpy or TVM does not break grading; what matters is closed here.
+# System calls an untrusted child never needs, from a review of the whole x86-64 table (Linux 6.18):
+# everything that starts a program or a process, talks to anything outside the process, acts on
+# another process or on the system, or changes what Landlock cannot see. The filter allows the
+# rest (memory, files through Landlock, time, its own signals and limits), so that an update of
+# glibc, Python, numpy or TVM that takes another route to the same thing does not break grading.
 _DENIED = (
     # new programs and processes (threads are clone() with CLONE_THREAD, handled below)
     "execve", "execveat", "fork", "vfork",
     # the network, and every other kind of socket
     "socket", "socketpair",
-    # other processes
+    # other processes: their memory, their identity, their scheduling and their lives
     "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open", "pidfd_getfd",
-    "pidfd_send_signal", "tkill", "kcmp", "process_madvise",
+    "pidfd_send_signal", "tkill", "kcmp", "process_madvise", "process_mrelease", "migrate_pages",
     # leaving its process group, which is how the grader kills it and all it holds
     "setpgid", "setsid",
+    # System V and POSIX IPC: objects that need no path (Landlock does not see them) and outlive
+    # the process that made them, holding memory that no limit of its own counts
+    "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
+    "semget", "semop", "semtimedop", "semctl",
+    "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
     # file metadata, which Landlock does not cover
     "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
     "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
     "utime", "utimes", "utimensat", "futimesat", "name_to_handle_at", "open_by_handle_at",
+    "setxattrat", "removexattrat", "file_setattr",
     # the kernel's bigger levers
     "mount", "umount2", "unshare", "setns", "chroot", "pivot_root", "bpf", "perf_event_open",
     "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "add_key",
     "request_key", "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
-    "reboot", "swapon", "swapoff", "acct", "quotactl", "mknod", "mknodat",
+    "reboot", "swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "mknod", "mknodat",
     "fanotify_init", "move_mount", "open_tree", "fsopen", "fsmount", "fspick", "fsconfig", "mount_setattr",
-    "setxattrat", "removexattrat", "open_tree_attr",
+    "open_tree_attr", "statmount", "listmount", "syslog", "uselib", "lookup_dcookie", "vhangup",
+    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
+    "iopl", "ioperm", "lsm_set_self_attr", "nfsservctl",
 )
-# Newer than some libseccomp releases know by name (Linux 6.13-6.15): their x86-64 numbers.
-_X86_64_NUMBERS = {"setxattrat": 463, "removexattrat": 466, "open_tree_attr": 467}
+# Newer than some libseccomp releases know by name (Linux 6.8-6.17): their x86-64 numbers.
+_X86_64_NUMBERS = {"statmount": 457, "listmount": 458, "lsm_set_self_attr": 460, "setxattrat": 463,
+                   "removexattrat": 466, "open_tree_attr": 467, "file_setattr": 469}
 _CLONE_THREAD = 0x00010000
-_TIOCSTI, _TIOCLINUX = 0x5412, 0x541C  # push keystrokes into a terminal
+# ioctl requests that push keystrokes into a terminal or make another process a signal's owner
+_TIOCSTI, _TIOCLINUX, _TIOCSPGRP, _TIOCSCTTY, _TIOCCONS = 0x5412, 0x541C, 0x5410, 0x540E, 0x541D
+_FIOSETOWN, _SIOCSPGRP = 0x8901, 0x8902
+# fcntl commands that name another process as the one to signal (SIGIO, or any signal by F_SETSIG)
+_F_SETOWN, _F_SETSIG, _F_SETOWN_EX = 8, 10, 15
 
 
 def _apply_seccomp(policy: Policy) -> None:
@@ -210,12 +313,23 @@ def _apply_seccomp(policy: Policy) -> None:
         _add(rules, deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
     else:
         _add(rules, deny, "clone")
-    # Signals only to itself (os.kill(os.getpid(), ...), raise(), abort()).
+    # Signals only to itself (os.kill(os.getpid(), ...), raise(), abort()): not to its group (0),
+    # not to every process it may signal (-1), not to any other pid.
     pid = os.getpid()
     for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
         _add(rules, deny, name, seccomp.Arg(0, seccomp.NE, pid))
-    for request in (_TIOCSTI, _TIOCLINUX):
-        _add(rules, deny, "ioctl", seccomp.Arg(1, seccomp.EQ, request))
+    # Limits, priorities and CPU placement of itself only (0 is "this process" to each of them;
+    # the C library's getrlimit and setrlimit are prlimit64(0, ...)).
+    for name in ("prlimit64", "sched_setaffinity", "sched_setparam", "sched_setscheduler", "sched_setattr",
+                 "move_pages", "get_robust_list"):
+        _add(rules, deny, name, seccomp.Arg(0, seccomp.NE, 0))
+    for name in ("setpriority", "ioprio_set"):  # (which, who, ...): who 0 is the caller
+        _add(rules, deny, name, seccomp.Arg(1, seccomp.NE, 0))
+    # Both take their command as a 32-bit int: the register's upper half must not hide it.
+    for command in (_F_SETOWN, _F_SETSIG, _F_SETOWN_EX):
+        _add(rules, deny, "fcntl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, command))
+    for request in (_TIOCSTI, _TIOCLINUX, _TIOCSPGRP, _TIOCSCTTY, _TIOCCONS, _FIOSETOWN, _SIOCSPGRP):
+        _add(rules, deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
     rules.load()
 
 

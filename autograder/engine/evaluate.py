@@ -163,8 +163,8 @@ class Evaluation:
 
         try:
             if self.runner is not None:
-                report["messages"].append("ran on this machine, confined")
                 measured = self._run_here(candidate)
+                report["messages"].append(f"ran on this machine, confined: {self.runner.confinement()}")
             else:
                 measured = self._run_remotely(candidate, report)
         except RunnerFailed as error:

@@ -179,10 +179,12 @@ def _kill_group(pid: int) -> None:
 
 
 def _warm_up() -> None:
+    from . import world
     from .student_runner import PREIMPORTED
 
     for name in (*WARM_MODULES, *PREIMPORTED):
         importlib.import_module(name)
+    world.supported()  # probed once; every fork inherits the answer
 
 
 def die_with_parent() -> None:

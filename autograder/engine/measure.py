@@ -4,7 +4,7 @@ The compiled schedule is TVM's code generated from a trace the schema accepted, 
 still derived from a submission, so it never runs in the evaluator (which holds the channel
 the grader trusts). On this machine it runs in a *runner*: a fork of the evaluator taken
 before the evaluator compiles anything or touches a GPU, which confines itself at once
-(`confine.py`: its own user, Landlock, seccomp) and then only loads the two libraries the
+(`confine.py`: its own namespaces, no privilege, Landlock, seccomp) and then only loads the two libraries the
 evaluator exports into its private directory, runs them, and reports. What it reports is
 untrusted data:
 
@@ -26,7 +26,8 @@ import sys
 
 import numpy as np
 
-from .confine import Policy, confine
+from . import world
+from .confine import Policy, confine, enter_world
 from .peak import best_seconds
 from .sandbox import ForkedChild, limit_memory
 
@@ -134,10 +135,6 @@ class LocalRunner:
         self.result_path = os.path.join(self.child.workdir, RESULT_FILE)
         with open(self.result_path, "wb") as handle:
             handle.truncate(result_bytes(self.shape))
-        if os.geteuid() == 0:
-            from .confine import UNPRIVILEGED_ID
-
-            os.chown(self.result_path, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
         self.policy = Policy(
             private_dir=self.child.workdir,
             writable_files=(self.result_path,),
@@ -147,6 +144,7 @@ class LocalRunner:
             devices=gpu_device_nodes() if gpu else (),
             extra_readable=("/proc/driver/nvidia", "/sys/devices", "/sys/bus/pci", "/proc/self") if gpu else (),
         )
+        world.supported()  # probed here, once: the fork inherits the answer
         self.child.start()
 
     def library_path(self, name: str) -> str:
@@ -166,6 +164,7 @@ class LocalRunner:
     # ---- in the runner (the fork) -------------------------------------------------------
 
     def _main(self, send) -> None:
+        entered = enter_world(self.policy)  # first: from here on only what the runner needs exists
         import tvm  # already imported by the evaluator this is a fork of
 
         from ..problems.workload import random_inputs
@@ -178,8 +177,15 @@ class LocalRunner:
         session = LocalSession(self.problem.target)
         session.tensor(inputs["b"]).numpy()
         limit_memory(self.config.evaluate_memory_mb)
-        confinement = confine(self.policy)
+        confinement = entered + confine(self.policy)
         send({"kind": "stage", "stage": "ready", "confinement": confinement})
+        try:
+            self._serve(send, tvm, session, inputs)
+        except ImportError as error:  # compiled code imports nothing: a module of ours could not load, confined
+            send({"kind": "internal", "message": f"the confined runner could not import {error.name!r}: {error}"})
+            raise
+
+    def _serve(self, send, tvm, session, inputs) -> None:
         if sys.stdin.readline().strip() != "run":
             return
         # The grader's own libraries first: if they cannot run here, confined, no submission is blamed.
@@ -230,6 +236,9 @@ class LocalRunner:
         if self.child.wait_for_stage(stage, deadline_s):
             return
         outcome = self.child.wait(0)
+        internal = outcome.last("internal")
+        if internal:
+            raise InfrastructureError(f"{internal.get('message')} (not your code)")
         if infrastructure:
             tail = " ".join(outcome.output_tail.strip().splitlines()[-3:])[-500:]
             raise InfrastructureError(f"the confined runner could not {doing} (not your code): {tail or outcome.signal_name or 'no output'}")
@@ -241,6 +250,12 @@ class LocalRunner:
             raise RunnerFailed(f"your compiled schedule crashed ({outcome.signal_name}) when asked to {doing}")
         tail = outcome.output_tail.strip().splitlines()[-1:] or [f"exit code {outcome.returncode}"]
         raise RunnerFailed(f"your compiled schedule failed when asked to {doing}: {tail[0][:300]}")
+
+    def confinement(self) -> str:
+        """What the runner applied before it loaded anything compiled, as it reported then."""
+        ready = next((m for m in self.child.messages if m.get("stage") == "ready"), {})
+        applied = ready.get("confinement")
+        return "; ".join(a for a in applied if isinstance(a, str)) if isinstance(applied, list) else "(not reported)"
 
     def close(self) -> None:
         self.child.close()

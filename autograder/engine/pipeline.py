@@ -14,10 +14,14 @@ whose every input the schema declares.
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 import platform
 import secrets
+import shutil
 import socket
 import sys
+import tempfile
 import time
 
 from ..problems import Problem, get_problem
@@ -52,9 +56,11 @@ class UsageError(ValueError):
 
 
 def grade_source(problem_name: str, source: str, config: GraderConfig | None = None, target: str | None = None,
-                 *, variant: Variant | None = None, student: str | None = None) -> Result:
+                 *, variant: Variant | None = None, student: str | None = None, preflight: bool = True) -> Result:
     """Grade `source` on `variant`'s workload (the journal's when None); `student`, whose
-    variant it is, is recorded in the Result beside the shape."""
+    variant it is, is recorded in the Result beside the shape. The first grading of a process
+    is preceded by the preflight (engine/preflight.py), which raises GraderUnusable when this
+    machine cannot grade its own known-good schedule."""
     config = config or GraderConfig()
     try:
         problem = get_problem(problem_name)
@@ -74,8 +80,57 @@ def grade_source(problem_name: str, source: str, config: GraderConfig | None = N
     if config.mcpu is None and default_mcpu():
         config = dataclasses.replace(config, mcpu=default_mcpu())
     _say_once_what_is_not_enforced()
+    if preflight:
+        from .preflight import preflight as check_this_machine
+
+        check_this_machine(config)
     variant = variant or JOURNAL
     return _Grading(problem.with_shape(variant.shape), config, {"student": student, **variant.to_dict()}).run(source)
+
+
+SCRATCH_PREFIX = "tvm-course-grading-"
+
+
+def _grading_scratch() -> str:
+    """A folder of this grading's own, which everything its processes write goes into (their
+    directories, the runner's libraries, the compiler's temporary files): removed when the
+    grading ends, however it ends. Its name carries this process's pid, so that what a grader
+    killed outright left behind is removed by the next one (sweep_scratch)."""
+    sweep_scratch()
+    return tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
+
+
+def sweep_scratch() -> list[str]:
+    """Remove the scratch folders of graders that are gone (this user's only). Returns them."""
+    removed = []
+    base = tempfile.gettempdir()
+    try:
+        entries = os.listdir(base)
+    except OSError:
+        return removed
+    for name in entries:
+        if not name.startswith(SCRATCH_PREFIX):
+            continue
+        pid = name[len(SCRATCH_PREFIX):].split("-", 1)[0]
+        path = os.path.join(base, name)
+        try:
+            if not pid.isdigit() or os.lstat(path).st_uid != os.getuid() or _alive(int(pid)):
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 _told = False
@@ -136,10 +191,17 @@ class _Grading:
         syntax = syntax_error(source)
         if syntax:
             return self.result("error", syntax)
+        self.scratch = _grading_scratch()
+        try:
+            return self._run(source)
+        finally:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def _run(self, source: str) -> Result:
         evaluator = self.evaluator = self.start_child(
             "autograder.engine.evaluate",
             [self.problem.name, self.problem.shape.to_spec()],
-            env={"TVM_NUM_THREADS": str(self.config.threads), "OMP_NUM_THREADS": "1"},
+            env={"TVM_NUM_THREADS": str(self.config.threads), "OMP_NUM_THREADS": "1", "TMPDIR": self.scratch},
         )
         try:
             evaluator.send(self.config.as_dict())
@@ -176,6 +238,7 @@ class _Grading:
     def start_child(self, module: str, args: list[str], **kwargs) -> Child:
         """A fork of this process's fork server (warm_start), or a new interpreter where there is none."""
         server = shared_server() if self.config.warm_start else None
+        kwargs["scratch"] = self.scratch
         if server is not None:
             child = ServedChild(server, module, args, **kwargs)
             try:
@@ -206,8 +269,18 @@ class _Grading:
         message = outcome.last("trace") or _last_report(outcome)
         if outcome.channel_overflow:
             return self.result("rejected", "your code sent the grader more data than a schedule's trace can be (the private channel was flooded)", student_output=output)
-        if outcome.timed_out and outcome.last("stage") is None:
-            return self.result("error", f"internal grader error (not your code): the sandbox did not start within {STARTUP_LIMIT_S:g} s", student_output=output, grader_fault=True)
+        started = next((m for m in outcome.messages if m.get("kind") == "stage"), None)  # sent before the student's code
+        if started is None:
+            # Nothing of the student's ran: whatever went wrong (the sandbox, an import of ours) is the grader's.
+            why = f"did not start within {STARTUP_LIMIT_S:g} s" if outcome.timed_out else "could not start the code"
+            return self.result("error", f"internal grader error (not your code): the sandbox {why}:\n" + outcome.output_tail[-1500:],
+                               student_output="", grader_fault=True)
+        self.confinement = _untrusted_text(started.get("confinement"))
+        missing = message.get("import_error") if message and message.get("kind") == "exception" else None
+        if missing and self._sandbox_cannot_import(missing):
+            return self.result("error", f"internal grader error (not your code): the sandbox cannot import {missing!r}, "
+                               f"which is installed for the grader:\n{_untrusted_text(message.get('message'))}",
+                               student_output=output, grader_fault=True)
         if outcome.timed_out:
             return self.result("timeout", f"schedule() did not finish within {self.config.student_timeout_s:g} s (an infinite loop?)", student_output=output)
         if outcome.memory_exceeded:
@@ -227,6 +300,23 @@ class _Grading:
         if kind in ("exception", "missing"):
             return self.result("error", text, student_output=output)
         return self.result("error", "the child running your code sent an unreadable report", student_output=output)
+
+    def _sandbox_cannot_import(self, module) -> bool:
+        """Whether an import the student's child reported failing is the grader's fault: a module
+        the grader has installed that the confined child cannot import. The child's word is not
+        taken for it (student code can raise any ImportError it likes): a fresh child, confined
+        the same way, imports the module alone, with nothing of the student's."""
+        if not isinstance(module, str) or not _installed(module):
+            return False
+        child = self.start_child(
+            "autograder.engine.student_runner",
+            [self.problem.name, self.problem.shape.to_spec(), str(self.config.student_memory_mb)],
+            env={"TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}, untrusted=True,
+            files={"submission.py": f"import {module}\n\ndef schedule(sch):\n    pass\n"},
+        )
+        outcome = child.wait(self.config.student_timeout_s, memory_mb=self.config.student_memory_mb + BASE_RSS_MB,
+                             clock_starts_at="student", startup_s=STARTUP_LIMIT_S)
+        return outcome.last("trace") is None
 
     def interpret_evaluation(self, outcome: ChildOutcome, output: str) -> Result:
         report = outcome.last("result")
@@ -336,6 +426,48 @@ def _untrusted_text(value) -> str:
     if len(value) > MAX_MESSAGE_CHARS:
         return value[:MAX_MESSAGE_CHARS] + f" [... {len(value) - MAX_MESSAGE_CHARS} more characters cut]"
     return value
+
+
+_MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _installed(module: str) -> bool:
+    """Whether `module` (a dotted name) is one the grader has: the standard library's, or a file
+    under an installed top-level package. Found on disk, without importing anything."""
+    import importlib.util
+
+    if len(module) > 200 or not _MODULE_NAME.fullmatch(module):
+        return False
+    top, *rest = module.split(".")
+    if top in sys.stdlib_module_names and not rest:
+        return True
+    try:
+        spec = importlib.util.find_spec(top)  # a top-level name: found, not imported
+    except (ImportError, ValueError):
+        return False
+    if spec is None:
+        return False
+    folders = list(spec.submodule_search_locations or [])
+    for index, part in enumerate(rest):
+        last = index == len(rest) - 1
+        found = []
+        for folder in folders:
+            if os.path.isfile(os.path.join(folder, part, "__init__.py")):
+                found.append(os.path.join(folder, part))
+            elif last and any(name.split(".", 1)[0] == part and name.endswith((".py", ".so"))
+                              for name in _listdir(folder)):
+                return True
+        if not found:
+            return False
+        folders = found
+    return True
+
+
+def _listdir(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
 
 
 def _last_report(outcome: ChildOutcome) -> dict | None:

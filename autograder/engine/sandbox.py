@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 
 import psutil
 
-from .confine import UNPRIVILEGED_ID
+from .world import WAITER_NAME
 
 _POLL_S = 0.05
 # The environment an untrusted child gets: what Python, numpy and TVM need, nothing else
-# (no tokens, no paths to the course's files).
-SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "VIRTUAL_ENV")
+# (no tokens, no paths to the course's files), and the grader's own switch for namespaces.
+SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "VIRTUAL_ENV",
+                 "TVM_COURSE_NAMESPACES")
 
 
 @dataclass(frozen=True)
@@ -131,9 +132,10 @@ class _TailBuffer:
 class Child:
     """`python -m MODULE CHANNEL_FD ARGS...` in its own session and temporary directory.
 
-    `untrusted=True` gives the child only SAFE_ENV_KEYS of this process's environment, and
-    the tighter channel limits. `files` are written into the child's directory before it
-    starts (name -> text).
+    `untrusted=True` gives the child only SAFE_ENV_KEYS of this process's environment (and its
+    own directory as HOME and TMPDIR), and the tighter channel limits. `files` are written into
+    the child's directory before it starts (name -> text). `scratch` is the folder the child's
+    directory is made in (the grading's own, which the grader removes however the grading ends).
     """
 
     def __init__(
@@ -146,6 +148,7 @@ class Child:
         untrusted: bool = False,
         files: dict[str, str] | None = None,
         channel: ChannelLimits | None = None,
+        scratch: str | None = None,
     ):
         self.module = module
         self.limits = channel or (UNTRUSTED_CHANNEL if untrusted else TRUSTED_CHANNEL)
@@ -154,10 +157,12 @@ class Child:
         self.messages: list[dict] = []
         self.stages_reached: dict[str, float] = {}  # stage name -> when its message arrived
         self.channel_overflow = False
-        base = {k: v for k, v in os.environ.items() if k in SAFE_ENV_KEYS} if untrusted else dict(os.environ)
-        self.env = {**base, **(env or {})}
-        self._workdir = tempfile.TemporaryDirectory(prefix="tvm-course-")
+        self._workdir = tempfile.TemporaryDirectory(prefix="tvm-course-", dir=scratch)
         self.workdir = self._workdir.name
+        base = dict(os.environ)
+        if untrusted:
+            base = {k: v for k, v in os.environ.items() if k in SAFE_ENV_KEYS} | {"HOME": self.workdir, "TMPDIR": self.workdir}
+        self.env = {**base, **(env or {})}
         for name, text in (files or {}).items():
             with open(os.path.join(self.workdir, name), "w", encoding="utf-8") as handle:
                 handle.write(text)
@@ -229,21 +234,25 @@ class Child:
             process = psutil.Process(self.proc.pid)
         except psutil.Error:
             process = None
-        while self.proc.poll() is None:
-            if self.channel_overflow:
-                break
-            if not clock_started and clock_starts_at in self.stages_reached:
-                clock_started = True
-                deadline = self.stages_reached[clock_starts_at] + timeout_s
-            if time.monotonic() > deadline:
-                outcome.timed_out = True
-                break
-            rss = _tree_rss_mb(process)
-            outcome.peak_rss_mb = max(outcome.peak_rss_mb, rss)
-            if memory_mb is not None and rss > memory_mb:
-                outcome.memory_exceeded = True
-                break
-            time.sleep(_POLL_S)
+        try:
+            while self.proc.poll() is None:
+                if self.channel_overflow:
+                    break
+                if not clock_started and clock_starts_at in self.stages_reached:
+                    clock_started = True
+                    deadline = self.stages_reached[clock_starts_at] + timeout_s
+                if time.monotonic() > deadline:
+                    outcome.timed_out = True
+                    break
+                rss = _tree_rss_mb(process)
+                outcome.peak_rss_mb = max(outcome.peak_rss_mb, rss)
+                if memory_mb is not None and rss > memory_mb:
+                    outcome.memory_exceeded = True
+                    break
+                time.sleep(_POLL_S)
+        except BaseException:  # the grader interrupted: the child goes with it, not later
+            self.close()
+            raise
         self.close()
         outcome.returncode = self.proc.returncode
         outcome.wall_s = time.monotonic() - self.started
@@ -342,11 +351,10 @@ class ForkedChild(Child):
     def __init__(self, target, **kwargs):
         super().__init__("(fork)", [], untrusted=True, **kwargs)
         self.target = target
-        if os.geteuid() == 0:  # the child gives up root for `nobody`, and keeps its directory
-            os.chown(self.workdir, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
 
     def kill(self) -> None:
-        """It cannot start processes of its own (it confines itself), so it is one process."""
+        """It cannot start processes of its own (it confines itself): it is one process, or one
+        waiter and its world's process 1, which dies with the waiter (world.py)."""
         if self.proc is None or self.proc.returncode is not None:  # reaped: its pid may be another's
             return
         try:
@@ -414,6 +422,7 @@ def enter_fork(stdin: int, output: int, channel: int, cwd: str, env: dict[str, s
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in env.items()})
+    tempfile.tempdir = None  # found again from the new TMPDIR, not the parent's
     sys.stdin = os.fdopen(0, "r", closefd=False)
     sys.stdout = sys.stderr = os.fdopen(1, "w", buffering=1, closefd=False)
     return CHANNEL_FD
@@ -434,6 +443,8 @@ def _max_fd() -> int:
 
 
 def _tree_rss_mb(process) -> float:
+    """Resident memory of a process and its descendants, less each world's waiter (a fork that
+    only waits: its pages are its child's, counted there)."""
     if process is None:
         return 0.0
     try:
@@ -443,6 +454,8 @@ def _tree_rss_mb(process) -> float:
     total = 0
     for proc in procs:
         try:
+            if proc.name() == WAITER_NAME and len(proc.children()) == 1:
+                continue  # a confined child may take this name, but can never have a child
             total += proc.memory_info().rss
         except psutil.Error:
             pass
@@ -472,7 +485,8 @@ def limit_memory(extra_mb: int) -> None:
     """In a child: cap its address space at what it uses now plus `extra_mb`."""
     import resource
 
-    current = psutil.Process().memory_info().vms
+    with open("/proc/self/statm", encoding="ascii") as statm:  # not psutil's pid: in a world it is 1
+        current = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     limit = current + extra_mb * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -18,9 +18,8 @@ import traceback
 
 SUBMISSION = "submission.py"
 
-# Imported before the student's code runs, because afterwards the sandbox may no longer be able
-# to read the interpreter's own files (it runs as `nobody` when the grader runs as root).
-# Other modules a schedule might import work where the interpreter is readable by all users.
+# Imported before the student's code runs: afterwards Landlock lets it read the interpreter's
+# files, but a module imported from them then is the student's own business (and time).
 PREIMPORTED = (
     "bisect", "cmath", "collections", "contextlib", "copy", "dataclasses", "datetime", "decimal",
     "enum", "fractions", "functools", "heapq", "html", "inspect", "itertools", "json", "math",
@@ -66,9 +65,11 @@ def _leave() -> None:
 
 
 def main(argv: list[str]) -> None:
-    from .confine import Policy, confine
+    from .confine import Policy, confine, enter_world
     from .sandbox import limit_memory, open_channel
 
+    policy = Policy(private_dir=os.getcwd())
+    entered = enter_world(policy)  # first: nothing of the machine is seen from here on
     send = open_channel(argv[0])
     problem_name, shape_spec, memory_mb = argv[1], argv[2], int(argv[3])
     with open(SUBMISSION, encoding="utf-8") as handle:
@@ -85,7 +86,7 @@ def main(argv: list[str]) -> None:
     for name in PREIMPORTED:
         importlib.import_module(name)
     limit_memory(memory_mb)
-    confinement = ", ".join(confine(Policy(private_dir=os.getcwd())))
+    confinement = ", ".join(entered + confine(policy))
     send({"kind": "stage", "stage": "student", "confinement": confinement})
 
     namespace = {"__name__": "submission", "__file__": SUBMISSION}
@@ -109,7 +110,7 @@ def main(argv: list[str]) -> None:
             f"\n(the grader's sandbox could not import {error.name!r}; modules a schedule can rely on: "
             f"{', '.join(PREIMPORTED)})"
         )
-        send({"kind": "exception", "message": student_traceback(error) + note})
+        send({"kind": "exception", "message": student_traceback(error) + note, "import_error": error.name})
         _leave()
     except BaseException as error:  # SystemExit and KeyboardInterrupt too: the student's code raised them
         send({"kind": "exception", "message": student_traceback(error)})

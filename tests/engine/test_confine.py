@@ -2,6 +2,8 @@
 
 Each probe runs in a `ForkedChild` that confines itself exactly as the grader's untrusted
 children do, then tries one thing and reports the outcome (the exception's name, or "ok").
+Every probe runs twice: in a world of its own (world.py: namespaces first, then confine), and
+without namespaces, as on a machine that refuses them (Landlock and seccomp alone must hold).
 """
 from __future__ import annotations
 
@@ -13,12 +15,27 @@ from pathlib import Path
 
 import pytest
 
-from autograder.engine import confine
+from autograder.engine import confine, world
 from autograder.engine.sandbox import ForkedChild
 
 pytestmark = pytest.mark.skipif(not confine.available().complete, reason=f"no Landlock or seccomp here: {confine.available().reason}")
 
 CHECKOUT = Path(__file__).resolve().parents[2]
+IN_WORLD = {"world": True}
+
+
+@pytest.fixture(autouse=True, params=["world", "no-world"])
+def mode(request):
+    """Each probe in a world of its own, and without one."""
+    if request.param == "world" and not world.supported().available:
+        pytest.skip(f"no namespaces here: {world.supported().reason}")
+    IN_WORLD["world"] = request.param == "world"
+    return request.param
+
+
+def invisible() -> str:
+    """What opening a path outside the child's files gives: in a world the path does not exist."""
+    return "FileNotFoundError" if IN_WORLD["world"] else "PermissionError"
 
 
 def attempt(action, *, writable: bool = False, threads: bool = False):
@@ -27,7 +44,10 @@ def attempt(action, *, writable: bool = False, threads: bool = False):
     def target(send):
         work = os.getcwd()
         files = (os.path.join(work, "result.bin"),) if writable else ()
-        confine.confine(confine.Policy(private_dir=work, writable_files=files, max_file_bytes=64 if writable else 0, threads=threads))
+        policy = confine.Policy(private_dir=work, writable_files=files, max_file_bytes=64 if writable else 0, threads=threads)
+        if IN_WORLD["world"]:
+            confine.enter_world(policy)
+        confine.confine(policy)
         try:
             send({"kind": "outcome", "value": repr(action(work))})
         except BaseException as error:  # noqa: BLE001  (the probe reports whatever happened)
@@ -36,8 +56,6 @@ def attempt(action, *, writable: bool = False, threads: bool = False):
     child = ForkedChild(target)
     if writable:
         Path(child.workdir, "result.bin").write_bytes(b"\0" * 64)
-        if os.geteuid() == 0:
-            os.chown(Path(child.workdir, "result.bin"), confine.UNPRIVILEGED_ID, confine.UNPRIVILEGED_ID)
     Path(child.workdir, "given.txt").write_text("what the grader put here")
     child.start()
     outcome = child.wait(30)
@@ -51,29 +69,34 @@ def read(path):
 
 
 def test_the_course_the_checkout_and_the_machines_files_cannot_be_read():
-    assert attempt(read(CHECKOUT / "course" / "source" / "tiling" / "tiling.ipynb")) == "PermissionError"
-    assert attempt(read(CHECKOUT / "README.md")) == "PermissionError"
-    assert attempt(read("/etc/passwd")) == "PermissionError"
-    assert attempt(lambda work: os.listdir(CHECKOUT)) == "PermissionError"
-    assert attempt(lambda work: os.listdir("/tmp")) == "PermissionError"
+    assert attempt(read(CHECKOUT / "course" / "source" / "tiling" / "tiling.ipynb")) == invisible()
+    assert attempt(read(CHECKOUT / "README.md")) == invisible()
+    assert attempt(read("/etc/passwd")) == invisible()
+    assert attempt(lambda work: os.listdir(CHECKOUT)) == "PermissionError"  # in a world: the way to the package
+    assert attempt(lambda work: os.listdir("/tmp")) == "PermissionError"  # in a world: the way to its own directory
+
+
+def test_in_a_world_the_instructors_files_do_not_exist_even_for_stat():
+    """stat() needs no Landlock right: only a world of its own hides a file's size and times."""
+    if not IN_WORLD["world"]:
+        pytest.skip("Landlock alone cannot hide a file from stat()")
+    for path in (CHECKOUT / "course" / "solutions" / "blocked_vectorized.py", CHECKOUT / "course" / "source" / "tiling" / "tiling.ipynb",
+                 CHECKOUT / "pyproject.toml", Path("/etc/shadow")):
+        assert attempt(lambda work, path=path: os.stat(path).st_size) == "FileNotFoundError", path
 
 
 def test_what_python_and_the_private_directory_hold_can_be_read():
     assert attempt(lambda work: open(os.path.join(work, "given.txt")).read()) == repr("what the grader put here")
-    # Landlock lets these through; as `nobody` (a root grader) the usual file modes apply too.
-    for path in ("/usr/lib/os-release", confine.__file__, os.__file__):
-        if os.geteuid() != 0 or _readable_by_all(path):
-            assert attempt(read(path)) != "PermissionError", path
-
-
-def _readable_by_all(path: str) -> bool:
-    parents = Path(path).resolve().parents
-    return os.stat(path).st_mode & 0o004 and all(os.stat(p).st_mode & 0o001 for p in parents)
+    # The grader's own user reads them, wherever they are installed (a checkout in /root too).
+    for path in ("/usr/lib/os-release", confine.__file__, os.__file__, ctypes.__file__):
+        assert attempt(read(path)) not in ("PermissionError", "FileNotFoundError"), path
 
 
 @pytest.mark.parametrize("path", ["/tmp/tvm-course-escape", "/dev/shm/tvm-course-escape", "new-file"])
 def test_nothing_can_be_created_anywhere(path):
-    assert attempt(lambda work: open(path, "w").write("x")) == "PermissionError"
+    # In a world the root is a read-only tmpfs, and /tmp there is not the machine's.
+    refused = ("PermissionError", "FileNotFoundError", "OSError") if IN_WORLD["world"] else ("PermissionError",)
+    assert attempt(lambda work: open(path, "w").write("x")) in refused
     assert not os.path.exists(path)
 
 
@@ -118,9 +141,131 @@ def test_no_socket_of_any_kind(family):
 
 def test_signals_reach_only_the_child_itself():
     assert attempt(lambda work: os.kill(os.getppid(), 0)) == "PermissionError"
-    assert attempt(lambda work: os.kill(1, 0)) == "PermissionError"
     assert attempt(lambda work: os.kill(os.getpid(), 0)) == "None"
     assert attempt(lambda work: os.kill(-os.getpgrp(), 0)) == "PermissionError"  # its whole group
+    assert attempt(lambda work: os.kill(0, 0)) == "PermissionError"
+    assert attempt(lambda work: os.kill(-1, 0)) == "PermissionError"  # everything it may signal
+    if not IN_WORLD["world"]:
+        assert attempt(lambda work: os.kill(1, 0)) == "PermissionError"
+
+
+@pytest.fixture
+def victim():
+    """A process of the grader's own user, as another grading's runner or the fork server is."""
+    import subprocess
+
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    yield process.pid
+    process.kill()
+    process.wait()
+
+
+def _limits_and_niceness(pid: int):
+    import resource
+
+    return resource.prlimit(pid, resource.RLIMIT_AS), resource.prlimit(pid, resource.RLIMIT_NOFILE), os.getpriority(os.PRIO_PROCESS, pid)
+
+
+def test_another_process_cannot_be_limited_reprioritised_or_made_a_signals_owner(victim):
+    import fcntl
+    import resource
+    import signal
+
+    before = _limits_and_niceness(victim)
+
+    def sigio_to(pid, command):
+        def action(work):
+            read_end, write_end = os.pipe()
+            fcntl.fcntl(read_end, fcntl.F_SETFL, os.O_ASYNC | os.O_NONBLOCK)
+            if command == fcntl.F_SETSIG:
+                fcntl.fcntl(read_end, fcntl.F_SETSIG, signal.SIGKILL)
+            else:
+                fcntl.fcntl(read_end, command, pid)
+            os.write(write_end, b"x")  # with an owner set, the kernel now signals it
+        return action
+
+    def owner_by_ioctl(pid):
+        def action(work):
+            read_end, write_end = os.pipe()
+            fcntl.ioctl(read_end, 0x8901, ctypes.c_int(pid))  # FIOSETOWN
+            fcntl.fcntl(read_end, fcntl.F_SETFL, os.O_ASYNC)
+            os.write(write_end, b"x")
+        return action
+
+    attacks = {
+        "prlimit": lambda work: resource.prlimit(victim, resource.RLIMIT_AS, (1 << 20, 1 << 20)),
+        "prlimit, upper bits": lambda work: _raw_prlimit(victim | (1 << 32)),
+        "setpriority": lambda work: os.setpriority(os.PRIO_PROCESS, victim, 19),
+        "sched_setaffinity": lambda work: os.sched_setaffinity(victim, {0}),
+        "F_SETOWN": sigio_to(victim, fcntl.F_SETOWN),
+        "F_SETOWN of a group": sigio_to(-victim, fcntl.F_SETOWN),
+        "F_SETSIG": sigio_to(victim, fcntl.F_SETSIG),
+        "F_SETOWN_EX": lambda work: _setown_ex(victim),
+        "FIOSETOWN": owner_by_ioctl(victim),
+    }
+    for name, action in attacks.items():
+        assert attempt(action) == "PermissionError", name
+    os.kill(victim, 0)  # still alive
+    assert _limits_and_niceness(victim) == before
+
+
+def _raw_prlimit(pid_with_upper_bits: int):
+    """prlimit64 with a pid whose register's upper half is set: the kernel reads only the int."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    limit = (ctypes.c_uint64 * 2)(1 << 20, 1 << 20)
+    if libc.syscall(302, ctypes.c_uint64(pid_with_upper_bits), 9, ctypes.byref(limit), None) != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+
+
+def _setown_ex(pid: int):
+    import fcntl
+
+    class Owner(ctypes.Structure):
+        _fields_ = [("type", ctypes.c_int), ("pid", ctypes.c_int)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    read_end, _ = os.pipe()
+    fcntl.fcntl(read_end, fcntl.F_SETFL, os.O_ASYNC)
+    if libc.fcntl(read_end, 15, ctypes.byref(Owner(1, pid))) != 0:  # F_SETOWN_EX, F_OWNER_PID
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+
+
+def _sysv_lines() -> dict[str, int]:
+    counts = {}
+    for kind in ("shm", "msg", "sem"):
+        with open(f"/proc/sysvipc/{kind}") as table:
+            counts[kind] = len(table.readlines())
+    return counts
+
+
+def test_system_v_ipc_is_refused_and_nothing_of_it_outlives_the_child():
+    """shmget, msgget and semget need no path (Landlock does not see them), and what they make
+    outlives its maker, holding memory no limit of the child's counts."""
+    before = _sysv_lines()
+
+    def call(name, *args):
+        def action(work):
+            libc = ctypes.CDLL(None, use_errno=True)
+            if getattr(libc, name)(*args) < 0:
+                raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        return action
+
+    IPC_PRIVATE, IPC_CREAT = 0, 0o1000
+    assert attempt(call("shmget", IPC_PRIVATE, ctypes.c_size_t(512 << 20), IPC_CREAT | 0o600)) == "PermissionError"
+    assert attempt(call("shmget", 0x7C0FFEE, ctypes.c_size_t(4096), IPC_CREAT | 0o666)) == "PermissionError"
+    assert attempt(call("msgget", 0x7C0FFEE, IPC_CREAT | 0o666)) == "PermissionError"
+    assert attempt(call("semget", 0x7C0FFEE, 1, IPC_CREAT | 0o666)) == "PermissionError"
+    assert attempt(call("mq_open", b"/tvm-course-probe", os.O_CREAT | os.O_RDWR, 0o600, None)) == "PermissionError"
+    assert _sysv_lines() == before
+
+
+def test_a_terminal_request_cannot_hide_in_the_registers_upper_half():
+    def push_keystroke(work):
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.ioctl(0, ctypes.c_ulong(0x5412 | (1 << 32)), ctypes.c_char_p(b"x")) != 0:  # TIOCSTI
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+
+    assert attempt(push_keystroke) == "PermissionError"
 
 
 def test_the_child_cannot_leave_the_process_group_the_grader_kills():
@@ -146,9 +291,25 @@ def test_other_processes_memory_cannot_be_read():
     assert result == -1 and error == 1  # EPERM
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="only a grader running as root hands the child to another user")
-def test_as_root_the_child_runs_as_nobody():
-    assert attempt(lambda work: (os.getuid(), os.getgid(), os.getgroups())) == repr((65534, 65534, []))
+def test_the_child_keeps_the_graders_user_and_holds_no_privilege():
+    """No other user (files stay readable wherever the grader installed them); no capability of
+    any kind, none to regain through exec, and no_new_privs, a root grader's child too."""
+
+    def privileges(work):
+        libc = ctypes.CDLL(None, use_errno=True)
+        header = (ctypes.c_uint32 * 2)(0x20080522, 0)
+        data = (ctypes.c_uint32 * 6)()
+        assert libc.syscall(125, header, data) == 0  # capget
+        bounding = [cap for cap in range(41) if libc.prctl(23, cap, 0, 0, 0) == 1]  # PR_CAPBSET_READ
+        return (os.getuid(), os.getgid(), list(data), bounding, libc.prctl(39, 0, 0, 0, 0))  # PR_GET_NO_NEW_PRIVS
+
+    assert attempt(privileges) == repr((os.getuid(), os.getgid(), [0] * 6, [], 1))
+
+
+def test_in_a_world_the_child_is_alone():
+    if not IN_WORLD["world"]:
+        pytest.skip("without namespaces the child shares the machine's")
+    assert attempt(lambda work: (os.getpid(), os.getppid(), os.getpgrp(), socket.gethostname())) == repr((1, 0, 0, world.HOST_NAME))
 
 
 def test_the_readable_paths_never_include_the_checkout():
@@ -163,7 +324,11 @@ def test_available_says_what_is_missing_in_words():
     assert confine.Status(0, False, "x").missing() == [
         "file-system confinement (Landlock)",
         "system-call filtering (seccomp: no exec, no network)",
+        "isolation between gradings (user namespaces, or Landlock ABI 6's signal scoping)",
     ]
+    assert confine.Status(5, True, "", namespaces=False).missing() == [
+        "isolation between gradings (user namespaces, or Landlock ABI 6's signal scoping)"]
+    assert confine.Status(5, True, "", namespaces=True).isolated and confine.Status(6, True, "").isolated
     assert sys.platform == "linux"
 
 

@@ -1,8 +1,9 @@
 """The fork server: warm children that are as fresh and as confined as cold ones.
 
-Each test grades for real through this process's fork server, and the submissions print
-their parent's pid, so the tests know the children were forked by the server and not started
-cold.
+Each test grades for real through this process's fork server, and the submissions print how
+they were started (a served child's argv[0] is its module's name, a cold one's the file's path),
+so the tests know the children were forked by a server and not started cold. (Their parent's pid
+says nothing: in a world of its own a child's parent is outside it, pid 0.)
 """
 from __future__ import annotations
 
@@ -32,15 +33,18 @@ def server():
     return found
 
 
+SAY_HOW = "import sys as _sys\nprint(f'started as {_sys.argv[0]}')\n"
+
+
 def served_by(result, server) -> bool:
-    return f"parent {server._process.pid}" in result.student_output
+    return server.running and "started as autograder.engine.student_runner\n" in result.student_output
 
 
 # A first submission that leaves every trace it can: module state, the interpreter's globals,
 # its directory, the places it may not write, and a marker string in its memory.
 LEAVE_TRACES = '''
 import builtins, os, sys, numpy, tvm, autograder.problems
-print(f"parent {os.getppid()}")
+print(f"started as {sys.argv[0]}")
 MARKER = "left-by-" + "submission-A-" + str(4 * 1111)
 def schedule(sch):
     numpy.left_behind = MARKER
@@ -49,8 +53,7 @@ def schedule(sch):
     autograder.problems.left_behind = MARKER
     sys.modules["left_behind"] = numpy
     numpy.random.seed(1234)
-    open("left-behind.txt", "w").close() if os.access(".", os.W_OK) else None
-    for place in ("/tmp/left-behind", "/dev/shm/left-behind"):
+    for place in ("left-behind.txt", "/tmp/left-behind", "/dev/shm/left-behind"):
         try:
             open(place, "w").write(MARKER)
         except OSError:
@@ -61,7 +64,7 @@ def schedule(sch):
 # The next submission looks for all of it, and fails loudly if it finds any.
 LOOK_FOR_TRACES = '''
 import builtins, gc, os, sys, numpy, tvm, autograder.problems
-print(f"parent {os.getppid()}")
+print(f"started as {sys.argv[0]}")
 def schedule(sch):
     marker = "left-by-" + "submission-A-"
     found = [name for name, module in (("numpy", numpy), ("tvm", tvm), ("builtins", builtins),
@@ -88,14 +91,15 @@ def test_a_submission_sees_nothing_the_previous_one_left(server, fast_config):
 def test_student_code_cannot_signal_trace_or_read_the_server(server, fast_config):
     result = grade(
         """
-        import os, signal
-        print(f"parent {os.getppid()}")
+        import os, signal, sys
+        print(f"started as {sys.argv[0]}")
         def schedule(sch):
-            server = os.getppid()
+            server = SERVER
             outcomes = []
             for name, attempt in (
                 ("kill", lambda: os.kill(server, signal.SIGKILL)),
-                ("killpg", lambda: os.killpg(os.getpgid(server), signal.SIGKILL)),
+                ("killpg", lambda: os.killpg(server, signal.SIGKILL)),
+                ("its own group", lambda: os.killpg(0, signal.SIGKILL)),
                 ("memory", lambda: open(f"/proc/{server}/mem", "rb").read(1)),
                 ("environment", lambda: open(f"/proc/{server}/environ", "rb").read()),
                 ("descriptors", lambda: os.listdir(f"/proc/{server}/fd")),
@@ -106,7 +110,7 @@ def test_student_code_cannot_signal_trace_or_read_the_server(server, fast_config
                 except OSError as error:
                     outcomes.append(f"{name}: {type(error).__name__}")
             raise RuntimeError("; ".join(outcomes))
-        """,
+        """.replace("SERVER", str(server._process.pid)),
         fast_config,
     )
     assert served_by(result, server)
@@ -133,8 +137,8 @@ def test_the_server_holds_no_secret_of_the_graders_environment(monkeypatch):
 def test_a_crash_costs_the_submission_and_not_the_server(server, fast_config):
     crash = grade(
         """
-        import ctypes, os
-        print(f"parent {os.getppid()}")
+        import ctypes, sys
+        print(f"started as {sys.argv[0]}")
         def schedule(sch):
             ctypes.string_at(0)
         """,
@@ -150,7 +154,7 @@ def test_a_dead_server_is_replaced_and_the_grading_goes_on(fast_config):
     first = forkserver.shared_server()
     first._process.kill()
     first._process.wait()
-    result = grade("import os\nprint(f'parent {os.getppid()}')\n" + JOURNAL, fast_config)
+    result = grade(SAY_HOW + JOURNAL, fast_config)
     replacement = forkserver.shared_server()
     assert result.status == "passed", result.messages
     assert replacement is not first and served_by(result, replacement)
@@ -158,9 +162,9 @@ def test_a_dead_server_is_replaced_and_the_grading_goes_on(fast_config):
 
 def test_cold_children_still_grade_the_same(fast_config):
     cold = dataclasses.replace(fast_config, warm_start=False)
-    result = grade("import os\nprint(f'parent {os.getppid()}')\n" + JOURNAL, cold)
+    result = grade(SAY_HOW + JOURNAL, cold)
     assert result.status == "passed" and result.score == 0.7
-    assert f"parent {os.getpid()}" in result.student_output  # a child of this process: a new interpreter
+    assert "student_runner.py\n" in result.student_output  # a new interpreter, started with -m
 
 
 def test_the_server_starts_only_the_graders_children_and_signals_only_its_own(server):

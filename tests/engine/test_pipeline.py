@@ -10,6 +10,8 @@ import textwrap
 
 import pytest
 
+from autograder.engine import world
+
 import solutions
 
 from autograder import examples
@@ -263,7 +265,12 @@ def test_past_the_loop_budget_a_trace_is_rejected_before_anything_compiles(fast_
 
 def test_compiled_code_runs_confined_and_says_so(fast_config):
     result = grade(JOURNAL, fast_config)
-    assert "ran on this machine, confined" in result.messages
+    confined = [m for m in result.messages if m.startswith("ran on this machine, confined: ")]
+    assert len(confined) == 1, result.messages
+    for mechanism in ("no capabilities, no_new_privs", "Landlock ABI", "seccomp"):
+        assert mechanism in confined[0]
+    if world.supported().available:
+        assert "own user, pid, ipc, network and mount namespaces" in confined[0]
     assert {"evaluate.run", "evaluate.time"} <= set(result.timings)
 
 
