@@ -2,7 +2,9 @@
 
     pipeline        the trusted parent: no TVM, never runs student code, holds the verdict
     sandbox         child processes (spawned or forked), their bounded channel, limits, clean-up
-    confine         Landlock, seccomp and a user of its own, applied by each untrusted child
+    world           each untrusted child's own namespaces and root, entered first thing
+    confine         no privilege, Landlock and seccomp, applied by each untrusted child
+    preflight       the journal graded confined once, before anyone else is
     student_runner  untrusted child: runs schedule(sch), sends the trace
     trace_schema    what a trace may contain, field by field (plain Python, no TVM)
     replay          a trace to and from JSON, replayed on a fresh workload

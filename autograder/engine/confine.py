@@ -135,6 +135,7 @@ def readable_system_paths() -> list[str]:
     paths.add(package)
     paths.update(("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib", "/etc/ld.so.cache",
                   "/sys/devices/system/cpu"))
+    paths.update(_loader_directories())  # where the dynamic loader finds libraries (a GPU driver's too)
     checkout = os.path.dirname(package)
     if not os.path.isfile(os.path.join(checkout, "pyproject.toml")):
         # Installed from the wheel (the student edition): the package's parent is site-packages,
@@ -143,6 +144,27 @@ def readable_system_paths() -> list[str]:
     # The interpreter's prefix may be the checkout's own .venv: allow its lib/, not the checkout.
     return sorted(p for p in paths if os.path.exists(p) and os.path.realpath(p) != os.path.realpath(checkout)
                   and not _contains(os.path.realpath(p), os.path.realpath(checkout)))
+
+
+def _loader_directories(config: str = "/etc/ld.so.conf", depth: int = 0) -> set[str]:
+    """The folders /etc/ld.so.conf names, with its `include`s: what ld.so.cache points into."""
+    import glob
+
+    found: set[str] = set()
+    try:
+        with open(config, encoding="utf-8", errors="replace") as handle:
+            lines = [line.split("#", 1)[0].strip() for line in handle]
+    except OSError:
+        return found
+    for line in filter(None, lines):
+        if line.startswith("include") and depth < 4:
+            pattern = line.split(None, 1)[1] if len(line.split(None, 1)) > 1 else ""
+            pattern = pattern if pattern.startswith("/") else os.path.join(os.path.dirname(config), pattern)
+            for included in sorted(glob.glob(pattern)):
+                found |= _loader_directories(included, depth + 1)
+        elif line.startswith("/") and os.path.isdir(line):
+            found.add(line)
+    return found
 
 
 def _contains(outer: str, inner: str) -> bool:
