@@ -152,14 +152,13 @@ class LocalRunner:
 
     def put(self, name: str, library) -> None:
         """Put a library (an Executable to export, or the path of a built one) where the runner
-        loads it as NAME.so, readable by the runner's user whatever the grading run's umask
-        (its directory is the runner's alone)."""
+        loads it as NAME.so (the runner keeps this process's user, so the grading run's owner-only
+        umask is no obstacle)."""
         path = self.library_path(f"{name}.so")
         if isinstance(library, (str, os.PathLike)):
             shutil.copyfile(library, path)
         else:
             library.export_library(path)
-        os.chmod(path, 0o644)
 
     # ---- in the runner (the fork) -------------------------------------------------------
 

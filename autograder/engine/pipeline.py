@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import platform
+import re
 import secrets
 import shutil
 import socket
@@ -275,7 +275,6 @@ class _Grading:
             why = f"did not start within {STARTUP_LIMIT_S:g} s" if outcome.timed_out else "could not start the code"
             return self.result("error", f"internal grader error (not your code): the sandbox {why}:\n" + outcome.output_tail[-1500:],
                                student_output="", grader_fault=True)
-        self.confinement = _untrusted_text(started.get("confinement"))
         missing = message.get("import_error") if message and message.get("kind") == "exception" else None
         if missing and self._sandbox_cannot_import(missing):
             return self.result("error", f"internal grader error (not your code): the sandbox cannot import {missing!r}, "

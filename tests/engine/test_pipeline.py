@@ -275,7 +275,7 @@ def test_compiled_code_runs_confined_and_says_so(fast_config):
 
 
 def test_grading_works_under_the_class_runs_private_umask(fast_config):
-    """The class run creates everything owner-only; the runner, another user, must still load the libraries."""
+    """The class run creates everything owner-only; the runner must still load the libraries."""
     import os
 
     previous = os.umask(0o077)
