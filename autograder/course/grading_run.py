@@ -111,13 +111,13 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
     started = time.monotonic()
     root = find_course_root(options.course)
     config = load_course_config(root, cell_timeout=options.cell_timeout, grader_settings=options.grader_settings)
+    coursedir = course_directory(config)
+    main_url = coursedir.db_url
+    checked = _check_assignment(coursedir, options.assignment, main_url, dict(config.TrustedGrader.get("settings", {})))
     try:  # before anyone is graded: this machine grades its own known-good schedule, confined
         preflight(TrustedGrader(config=config).grader_config())
     except (GraderUnusable, ValueError) as error:
         raise CourseError(str(error)) from None
-    coursedir = course_directory(config)
-    main_url = coursedir.db_url
-    checked = _check_assignment(coursedir, options.assignment, main_url, dict(config.TrustedGrader.get("settings", {})))
     warnings = warnings + checked.warnings
     sqlite_path(main_url).chmod(0o600)
     warnings += readable_by_others(root, coursedir, sqlite_path(main_url))

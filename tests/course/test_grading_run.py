@@ -254,6 +254,27 @@ def test_a_class_run_refuses_to_grade_where_student_code_cannot_be_confined(run,
         grade_assignment(GradingOptions("tiling", course=unreleased, progress=None, allow_unconfined=True))
 
 
+def test_a_class_run_refuses_to_grade_where_gradings_are_not_kept_apart(run, monkeypatch):
+    """Confined, but without namespaces or Landlock's signal scoping (ABI 6): one submission could
+    reach another grading running beside it."""
+    from autograder.engine import confine
+
+    monkeypatch.setattr(confine, "available", lambda: confine.Status(5, True, "namespaces: refused", namespaces=False))
+    with pytest.raises(CourseError, match="each grading apart from the others") as refused:
+        grade_assignment(options(run.root))
+    assert "--allow-unconfined" in str(refused.value) and "isolation between gradings" in str(refused.value)
+
+
+def test_a_machine_that_cannot_grade_its_own_schedule_grades_no_one(run):
+    """The preflight: the bundled journal graded confined, before anyone; here with too little
+    memory for the runner to run even the grader's own baseline."""
+    before = grade_rows(run.root)
+    with pytest.raises(CourseError, match="cannot grade on this machine.*journal") as stopped:
+        grade_assignment(options(run.root, force=True, grader_settings={**TEST_SETTINGS, "evaluate_memory_mb": 1}))
+    assert "What to do" in str(stopped.value) and "Nothing was graded" in str(stopped.value)
+    assert grade_rows(run.root) == before
+
+
 def test_errors_that_stop_a_run_say_what_to_do(run, tmp_path):
     unreleased = copy_course(COURSE, tmp_path / "course")
     with pytest.raises(CourseError, match="there is no gradebook"):
