@@ -106,6 +106,14 @@ def _worker_main(connection, setup: WorkerSetup) -> None:
         from ..engine.forkserver import shared_server
 
         shared_server()  # TVM imported once, now, for every submission this worker grades
+    try:  # the preflight, now: not on the clock of the first submission this worker grades
+        from ..engine.preflight import GraderUnusable, preflight
+        from ..nbgrader_ext.preprocessors import TrustedGrader
+
+        preflight(TrustedGrader(config=load_course_config(setup.course_root, grader_settings=setup.grader_settings)).grader_config())
+    except (GraderUnusable, ValueError) as error:
+        connection.send(WorkerFailed(str(error)))
+        return
 
     def api_for(gradebook: Path):
         config = load_course_config(setup.course_root, cell_timeout=setup.cell_timeout, grader_settings=setup.grader_settings)

@@ -30,7 +30,11 @@ def preflight(config: GraderConfig | None = None) -> None:
     from .. import examples
     from .pipeline import grade_source
 
+    from .cpus import default_mcpu
+
     config = config or GraderConfig()
+    if config.mcpu is None and default_mcpu():  # as grade_source does: one check for both
+        config = dataclasses.replace(config, mcpu=default_mcpu())
     key = (config.warm_start, config.mcpu, config.student_memory_mb, config.evaluate_memory_mb)
     with _lock:
         if key in _passed:
