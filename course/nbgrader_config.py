@@ -20,7 +20,11 @@ What it changes from nbgrader's defaults, and why:
   writes variants.json beside each released notebook for the students in the gradebook, so
   enrol the class first (`tvm-course roster --from canvas|moodle FILE` from the LMS's export,
   or `nbgrader db student import roster.csv`).
-- Grade cells a student deleted are put back, so every grade is recorded.
+- A submission is graded from the source notebook's cells, whatever was done to it: autograde
+  reads any notebook file an editor writes (a BOM, UTF-16, odd metadata, any nbformat) and
+  takes from it only the text of its answer cells (autograder/nbgrader_ext/normalise.py), so
+  added, removed, retyped or re-flagged cells change no grade, and every grade is recorded. A
+  file that holds no notebook scores 0 and says why; `tvm-course grade` flags it for review.
 - `nbgrader zip_collect ASSIGNMENT` reads Canvas and Moodle "download all submissions" zips
   (autograder/nbgrader_ext/lms_collect.py) as untrusted input, with the student id taken from
   the LMS: Canvas's file names through FileNameCollectorPlugin.named_regexp below, Moodle's
@@ -41,7 +45,7 @@ from nbgrader.preprocessors import (
     LimitOutput,
 )
 
-from nbgrader.converters import GenerateAssignment
+from nbgrader.converters import Autograde, GenerateAssignment
 
 from autograder.course.lms_download import CANVAS_NAMED_REGEXP
 from autograder.nbgrader_ext.feedback import (
@@ -51,6 +55,7 @@ from autograder.nbgrader_ext.feedback import (
     feedback_template_dirs,
 )
 from autograder.nbgrader_ext.lms_collect import LMSCollector, SafeExtractor
+from autograder.nbgrader_ext.normalise import NormaliseSubmission, SubmissionExporter
 from autograder.nbgrader_ext.preprocessors import (
     ResilientExecute,
     SaveTrustedGrades,
@@ -85,6 +90,14 @@ c.GenerateAssignment.preprocessors = [
 # disposable container or VM: even there a notebook can read and change whatever that machine
 # holds (its gradebook, the solutions, the other submissions).
 c.TrustedGrader.execute_student_notebooks = False
+
+# A submission is graded from the source notebook's cells: autograde reads the file robustly
+# (any encoding, any nbformat, salvaged where nbformat would refuse it) and rebuilds it from the
+# source and the gradebook before nbgrader's own sanitising steps, taking only the text of the
+# answer cells from it (autograder/nbgrader_ext/normalise.py). A file that holds no notebook
+# scores 0, with its cause in the feedback and the CSV, instead of failing every run.
+c.Autograde.exporter_class = SubmissionExporter
+c.Autograde.sanitize_preprocessors = [NormaliseSubmission, *Autograde.class_traits()["sanitize_preprocessors"].default()]
 
 c.Autograde.autograde_preprocessors = [
     StartTrustedGrading,

@@ -5,6 +5,7 @@ True`); the last test grades with that switched on, end to end.
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import time
@@ -22,7 +23,7 @@ from autograder.course.scratch_course import copy_course, release_assignment
 from autograder.nbgrader_ext.preprocessors import ResilientExecute
 
 from .conftest import COURSE
-from .test_grading_run import HOSTILE, TEST_SETTINGS, cells, hostile_cell, pwned_marker, submit_with_extra_cell
+from .test_grading_run import HOSTILE, TEST_SETTINGS, cells, hostile_cell, pwned_marker
 
 pytestmark = pytest.mark.slow
 
@@ -74,9 +75,12 @@ def test_a_course_that_opts_in_runs_the_notebooks_and_still_scores_from_the_trus
     config.write_text(config.read_text(encoding="utf-8").replace(switch, switch.replace("False", "True")), encoding="utf-8")
     release_assignment(root, "tiling")
     eli = next(s for s in load_samples(root, "tiling") if s.student == "eli")  # kills its kernel
-    submit(course_directory(load_course_config(root)), eli)
+    coursedir = course_directory(load_course_config(root))
+    submit(coursedir, eli)
     marker = pwned_marker()
-    submit_with_extra_cell(root, HOSTILE, hostile_cell(marker))  # zed: a cell of its own, then a kernel that ignores interrupts
+    # zed: code of its own, then a kernel that ignores interrupts, both in the answer cell (a
+    # cell of its own would not be run: normalise.py)
+    submit(coursedir, dataclasses.replace(HOSTILE, answers={**HOSTILE.answers, "schedule": hostile_cell(marker) + HOSTILE.answers["schedule"]}))
     try:
         report = grade_assignment(GradingOptions(
             "tiling", course=root, workers=2, cell_timeout=4, grader_settings=dict(TEST_SETTINGS), progress=io.StringIO()
