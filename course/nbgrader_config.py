@@ -25,6 +25,8 @@ What it changes from nbgrader's defaults, and why:
   takes from it only the text of its answer cells (autograder/nbgrader_ext/normalise.py), so
   added, removed, retyped or re-flagged cells change no grade, and every grade is recorded. A
   file that holds no notebook scores 0 and says why; `tvm-course grade` flags it for review.
+- Feedback pages cannot run or restyle anything a student wrote, printed or tagged
+  (autograder/nbgrader_ext/feedback_html.py).
 - `nbgrader zip_collect ASSIGNMENT` reads Canvas and Moodle "download all submissions" zips
   (autograder/nbgrader_ext/lms_collect.py) as untrusted input, with the student id taken from
   the LMS: Canvas's file names through FileNameCollectorPlugin.named_regexp below, Moodle's
@@ -54,6 +56,7 @@ from autograder.nbgrader_ext.feedback import (
     PendingAwareCsvExport,
     feedback_template_dirs,
 )
+from autograder.nbgrader_ext.feedback_html import SanitizeFeedback, clean_html
 from autograder.nbgrader_ext.lms_collect import LMSCollector, SafeExtractor
 from autograder.nbgrader_ext.normalise import NormaliseSubmission, SubmissionExporter
 from autograder.nbgrader_ext.preprocessors import (
@@ -115,10 +118,15 @@ c.Autograde.autograde_preprocessors = [
 #   c.TrustedGrader.settings = {"rpc_tracker": "gpu-host:9190", "rpc_key": "h100"}
 c.TrustedGrader.settings = {}
 
-# nbgrader's feedback, except that a grade nobody has scored reads "pending", not "0.0 / 4.0"
-c.GenerateFeedback.preprocessors = [GetGradesWithPending, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+# nbgrader's feedback, except that a grade nobody has scored reads "pending", not "0.0 / 4.0",
+# and that nothing a student wrote, printed or tagged can run in the page or restyle it
+# (autograder/nbgrader_ext/feedback_html.py): SanitizeFeedback keeps only what the page shows,
+# and every piece of HTML from a notebook goes through a strict clean_html.
+c.GenerateFeedback.preprocessors = [GetGradesWithPending, ClearHiddenTests, CSSHTMLHeaderPreprocessor, SanitizeFeedback]
 c.HTMLExporter.template_name = FEEDBACK_TEMPLATE
 c.HTMLExporter.extra_template_basedirs = feedback_template_dirs()
+c.HTMLExporter.sanitize_html = True
+c.HTMLExporter.filters = {"clean_html": clean_html}
 
 # `nbgrader export`: nbgrader's CSV, except that a submission with pending grades gets an empty
 # score (and the pending points in a column of their own), never the sum of the rest
