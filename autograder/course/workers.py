@@ -86,7 +86,7 @@ def grade_submission(api_for, setup: WorkerSetup, job: Job, autograded: Callable
 
 
 # The last exception line of a traceback: "nbgrader.nbgraderformat.common.ValidationError: ..."
-_EXCEPTION_LINE = re.compile(r"^\s*((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning)\b(?::.*)?)$")
+_EXCEPTION_LINE = re.compile(r"^\s*((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)\b(?::.*)?)$")
 
 
 def failure(step: str, outcome: dict) -> str:
