@@ -110,14 +110,15 @@ def salvage(raw: dict) -> nbformat.NotebookNode:
     cells = raw.get("cells")
     if not isinstance(cells, list):
         raise NotANotebook("not a notebook: it has no list of cells")
-    salvaged = []
+    salvaged, ids = [], set()
     for found in cells:
         if not isinstance(found, dict):
             continue
         cell_type = found.get("cell_type") if found.get("cell_type") in CELL_TYPES else "raw"
         cell = _new_cell(cell_type, _text(found.get("source")))
-        if isinstance(found.get("id"), str) and CELL_ID.match(found["id"]):
+        if isinstance(found.get("id"), str) and CELL_ID.match(found["id"]) and found["id"] not in ids:
             cell.id = found["id"]
+        ids.add(cell.id)
         metadata = found.get("metadata")
         marks = metadata.get("nbgrader") if isinstance(metadata, dict) else None
         if isinstance(marks, dict) and isinstance(marks.get("grade_id"), str):

@@ -133,7 +133,7 @@ def test_a_missing_answer_is_graded_as_released_and_recorded(course, honest, tmp
 
 @pytest.mark.parametrize("tamper", [
     "bom", "utf-16", "utf-32", "surrogate", "surrogate-bytes", "deep", "minor-5.99", "nbformat-5", "unknown-cell-type", "invalid-cell-id",
-    "nbgrader-wrong-types", "future-schema", "no-metadata", "source-list", "junk-cells",
+    "nbgrader-wrong-types", "future-schema", "no-metadata", "source-list", "duplicate-ids", "junk-cells",
 ])
 def test_odd_files_are_graded_from_their_answers(course, honest, tmp_path, tamper):
     notebook = answered(course[1])
@@ -178,6 +178,9 @@ def test_odd_files_are_graded_from_their_answers(course, honest, tmp_path, tampe
     elif tamper == "source-list":
         cells["schedule"]["source"] = ANSWERS["schedule"].splitlines(keepends=True)
         cells["self-check"]["source"] = {"lines": 3}
+    elif tamper == "duplicate-ids":
+        cells["tiling-0"]["id"] = cells["schedule"]["id"] = cells["speed"]["id"] = "same"
+        cells["tiling-1"]["id"] = ""
     elif tamper == "junk-cells":
         notebook["cells"] += [7, None, "cell", [1], {"cell_type": "code"}]
     raw = json.dumps(notebook, ensure_ascii=tamper == "surrogate").encode(encoding, "surrogatepass")
