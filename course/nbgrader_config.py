@@ -20,7 +20,13 @@ What it changes from nbgrader's defaults, and why:
   writes variants.json beside each released notebook for the students in the gradebook, so
   enrol the class first (`tvm-course roster --from canvas|moodle FILE` from the LMS's export,
   or `nbgrader db student import roster.csv`).
-- Grade cells a student deleted are put back, so every grade is recorded.
+- A submission is graded from the source notebook's cells, whatever was done to it: autograde
+  reads any notebook file an editor writes (a BOM, UTF-16, odd metadata, any nbformat) and
+  takes from it only the text of its answer cells (autograder/nbgrader_ext/normalise.py), so
+  added, removed, retyped or re-flagged cells change no grade, and every grade is recorded. A
+  file that holds no notebook scores 0 and says why; `tvm-course grade` flags it for review.
+- Feedback pages cannot run or restyle anything a student wrote, printed or tagged
+  (autograder/nbgrader_ext/feedback_html.py).
 - `nbgrader zip_collect ASSIGNMENT` reads Canvas and Moodle "download all submissions" zips
   (autograder/nbgrader_ext/lms_collect.py) as untrusted input, with the student id taken from
   the LMS: Canvas's file names through FileNameCollectorPlugin.named_regexp below, Moodle's
@@ -41,7 +47,7 @@ from nbgrader.preprocessors import (
     LimitOutput,
 )
 
-from nbgrader.converters import GenerateAssignment
+from nbgrader.converters import Autograde, GenerateAssignment
 
 from autograder.course.lms_download import CANVAS_NAMED_REGEXP
 from autograder.nbgrader_ext.feedback import (
@@ -50,7 +56,9 @@ from autograder.nbgrader_ext.feedback import (
     PendingAwareCsvExport,
     feedback_template_dirs,
 )
+from autograder.nbgrader_ext.feedback_html import SanitizeFeedback, clean_html
 from autograder.nbgrader_ext.lms_collect import LMSCollector, SafeExtractor
+from autograder.nbgrader_ext.normalise import NormaliseSubmission, SubmissionExporter
 from autograder.nbgrader_ext.preprocessors import (
     ResilientExecute,
     SaveTrustedGrades,
@@ -86,6 +94,14 @@ c.GenerateAssignment.preprocessors = [
 # holds (its gradebook, the solutions, the other submissions).
 c.TrustedGrader.execute_student_notebooks = False
 
+# A submission is graded from the source notebook's cells: autograde reads the file robustly
+# (any encoding, any nbformat, salvaged where nbformat would refuse it) and rebuilds it from the
+# source and the gradebook before nbgrader's own sanitising steps, taking only the text of the
+# answer cells from it (autograder/nbgrader_ext/normalise.py). A file that holds no notebook
+# scores 0, with its cause in the feedback and the CSV, instead of failing every run.
+c.Autograde.exporter_class = SubmissionExporter
+c.Autograde.sanitize_preprocessors = [NormaliseSubmission, *Autograde.class_traits()["sanitize_preprocessors"].default()]
+
 c.Autograde.autograde_preprocessors = [
     StartTrustedGrading,
     *([ResilientExecute] if c.TrustedGrader.execute_student_notebooks else []),
@@ -102,10 +118,15 @@ c.Autograde.autograde_preprocessors = [
 #   c.TrustedGrader.settings = {"rpc_tracker": "gpu-host:9190", "rpc_key": "h100"}
 c.TrustedGrader.settings = {}
 
-# nbgrader's feedback, except that a grade nobody has scored reads "pending", not "0.0 / 4.0"
-c.GenerateFeedback.preprocessors = [GetGradesWithPending, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+# nbgrader's feedback, except that a grade nobody has scored reads "pending", not "0.0 / 4.0",
+# and that nothing a student wrote, printed or tagged can run in the page or restyle it
+# (autograder/nbgrader_ext/feedback_html.py): SanitizeFeedback keeps only what the page shows,
+# and every piece of HTML from a notebook goes through a strict clean_html.
+c.GenerateFeedback.preprocessors = [GetGradesWithPending, ClearHiddenTests, CSSHTMLHeaderPreprocessor, SanitizeFeedback]
 c.HTMLExporter.template_name = FEEDBACK_TEMPLATE
 c.HTMLExporter.extra_template_basedirs = feedback_template_dirs()
+c.HTMLExporter.sanitize_html = True
+c.HTMLExporter.filters = {"clean_html": clean_html}
 
 # `nbgrader export`: nbgrader's CSV, except that a submission with pending grades gets an empty
 # score (and the pending points in a column of their own), never the sum of the rest

@@ -7,7 +7,8 @@ grading-failed), `schedule` is the schedule's Result status (passed, failed, err
 schedule that passed in a submission that lost the arithmetic's points reads "points lost,
 passed". Whenever points were lost, `lost` says which cells lost how many, and why, from the
 same verdicts the feedback shows. What a submission changed in the released notebook
-(tampering.py) flags it for review. A grader fault (the grader failed, not the student) leaves
+(tampering.py) flags it for review, and so does a notebook refused as not a notebook (scored 0:
+the note says why). A grader fault (the grader failed, not the student) leaves
 its parts pending; the student's feedback says only that, and the full messages go to the
 instructor: the notes, and ASSIGNMENT-grader-faults.log beside the CSV.
 """
@@ -22,6 +23,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 
 from ..engine.untrusted_text import visible
+from ..nbgrader_ext.normalise import refusal_text, submission_record
 from ..nbgrader_ext.plan import METADATA_KEY, GradingPlan, PlanError, load_plan
 from .submissions import graded_directory
 from .tampering import ReleasedAssignment
@@ -118,12 +120,16 @@ def _plans(coursedir, assignment: str) -> GradingPlan:
 
 
 def _read_trusted_record(row: Row, graded: Path) -> dict:
-    statuses, merged = [], {"results": {}, "questions": {}}
+    statuses, merged, refused = [], {"results": {}, "questions": {}}, []
     for path in sorted(graded.glob("*.ipynb")):
         try:
-            record = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get(METADATA_KEY, {})
+            metadata = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+            record = metadata.get(METADATA_KEY, {})
         except (OSError, ValueError, AttributeError):
             continue
+        cause = submission_record(metadata).get("refused")
+        if cause is not None:  # scored 0 without being graded: the instructor should know why
+            refused.append(f"{path.name} {refusal_text(cause)}")
         merged["results"].update(record.get("results") or {})
         merged["questions"].update(record.get("questions") or {})
         for result in (record.get("results") or {}).values():
@@ -137,6 +143,8 @@ def _read_trusted_record(row: Row, graded: Path) -> dict:
                 row.note = _reason(result)
     if statuses:
         row.schedule = ",".join(statuses)
+    if refused:
+        row.note, row.review = visible("; ".join(refused)), True
     return merged
 
 

@@ -1,9 +1,10 @@
 """What a submission changed in the notebook it was released as: a hint for the instructor's review.
 
-nbgrader's autograde restores a locked cell a student edited, resets a cell's type, locked flag
-and points, puts back grade cells a student deleted (OverwriteCells, with add_missing_cells)
-and never grades a cell a student added: so none of this can change a grade, and nothing here
-changes one. What it adds is that the instructor is told. Each
+Autograde grades a submission from the source notebook's cells, taking from it only the text of
+its answer cells by grade_id (nbgrader_ext/normalise.py): an edited locked cell, a changed type,
+flag, grade_id or points, a removed cell and an added one are all graded as released, so none
+of this can change a grade, and nothing here changes one. What it adds is that the instructor
+is told. Each
 submitted notebook, as collected (submitted/STUDENT/ASSIGNMENT/NAME.ipynb, which grading only
 reads), is compared with the released one (release/ASSIGNMENT/NAME.ipynb), cell by cell:
 
@@ -11,8 +12,9 @@ reads), is compared with the released one (release/ASSIGNMENT/NAME.ipynb), cell 
   cell type, grade_id, points, grade/solution/locked flags) differs from the checksum the release
   carries; the note says which of those changed;
 - an unlocked nbgrader cell (an answer cell) whose cell type, points or flags changed;
-- cells removed, added (scratch cells, said neutrally: "2 cells added"), duplicated, moved, or
-  whose grade_id or nbformat cell id changed.
+- cells removed, added (scratch cells, said neutrally: "2 cells added"; one that carries
+  nbgrader's marks, a claim to be graded, by name), duplicated, moved, or whose grade_id or
+  nbformat cell id changed.
 
 A student's ordinary work is no change here: the source of answer cells and of the cells
 nbgrader does not mark, outputs, execution counts, and any other metadata.
@@ -21,14 +23,14 @@ Why the release and not the gradebook's source cells: the gradebook holds a lock
 its hidden tests (and that source's checksum), the release without them, so every cell with
 hidden tests would look edited; and only the release has the nbformat ids and unmarked cells.
 
-A submission is untrusted input: whatever it holds (not JSON, too large, missing or odd
-metadata, duplicate ids, sources that are not text) gives a note, never an exception, and every
-note is one line of at most MAX_NOTE characters, through untrusted_text.visible.
+A submission is untrusted input: it is decoded as autograde decodes it (notebook_file.py: a BOM,
+UTF-16 or UTF-32, lone surrogates, deep nesting), and whatever it holds (not JSON, too large,
+missing or odd metadata, duplicate ids, sources that are not text) gives a note, never an
+exception, and every note is one line of at most MAX_NOTE characters, through untrusted_text.visible.
 """
 from __future__ import annotations
 
 import bisect
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,8 +38,8 @@ import nbformat
 from nbgrader import utils
 
 from ..engine.untrusted_text import visible
+from ..nbgrader_ext.notebook_file import NotANotebook, read_json_file
 
-MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024  # larger notebooks are not read (the note says so)
 MAX_NOTE = 300  # characters of a submission's note
 MAX_NAME = 40  # characters of one cell's name in a note
 MAX_NAMED = 3  # cells named per kind of change, then "and N more"
@@ -115,29 +117,13 @@ class ReleasedAssignment:
 
 
 def read_cells(path: Path) -> list[_Cell]:
-    """The cells of the notebook at `path`, as JSON has them (nbformat's reader would repair ids)."""
-    path = Path(path)
+    """The cells of the notebook at `path`, as JSON has them (nbformat's reader would repair ids),
+    decoded as autograde decodes it (notebook_file.py: any JSON encoding, surrogates replaced)."""
     try:
-        if path.is_symlink() or not path.is_file():
-            raise _Unreadable("not a regular file")
-        size = path.stat().st_size
-        if size > MAX_NOTEBOOK_BYTES:
-            raise _Unreadable(f"{size / 2**20:.1f} MiB, over the {MAX_NOTEBOOK_BYTES / 2**20:g} MiB read")
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_NOTEBOOK_BYTES + 1)
-    except OSError as error:
-        raise _Unreadable(f"cannot be read ({error.strerror or error.__class__.__name__})") from None
-    if len(data) > MAX_NOTEBOOK_BYTES:
-        raise _Unreadable(f"over the {MAX_NOTEBOOK_BYTES / 2**20:g} MiB read")
-    try:
-        notebook = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise _Unreadable("not UTF-8 text") from None
-    except ValueError as error:
-        raise _Unreadable(f"not JSON (line {getattr(error, 'lineno', '?')})") from None
-    except RecursionError:
-        raise _Unreadable("JSON nested too deeply") from None
-    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        notebook = read_json_file(path)
+    except NotANotebook as why:
+        raise _Unreadable(str(why)) from None
+    if not isinstance(notebook.get("cells"), list):
         raise _Unreadable("not a notebook (no list of cells)")
     cells, odd = [], []
     for index, raw in enumerate(notebook["cells"]):
@@ -239,7 +225,13 @@ def notebook_changes(released: list[_Cell], submitted: list[_Cell]) -> list[str]
     copies = sorted({_quote(s.grade_id) for s in extra if s.grade_id in known})
     if copies:
         items.append(_group(copies, "cell {} duplicated", "cells {} duplicated"))
-    added = len(extra) - len([s for s in extra if s.grade_id in known])
+    new = [s for s in extra if s.grade_id not in known]
+    # an added cell that claims to be nbgrader's (a grade cell worth points, an answer) is never
+    # graded (normalise.py), but it is more than scratch work: named
+    marked = [s.name() for s in new if s.grade_id or any((s.nbgrader or {}).get(flag) for flag in FLAGS)]
+    if marked:
+        items.append(_group(marked, "cell {} added with nbgrader marks", "cells {} added with nbgrader marks"))
+    added = len(new) - len(marked)
     if added:
         items.append(f"{added} cell{'s' * (added > 1)} added")
     moved = _moved(released, submitted, matched)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -78,11 +79,26 @@ def grade_submission(api_for, setup: WorkerSetup, job: Job, autograded: Callable
     for name, step in steps:
         outcome = step()
         if not outcome.get("success"):
-            detail = (outcome.get("error") or outcome.get("log") or "no log")[-LOG_TAIL_CHARS:]
-            return JobOutcome(job.student, False, time.monotonic() - started, f"nbgrader {name} failed:\n{detail}")
+            return JobOutcome(job.student, False, time.monotonic() - started, failure(name, outcome))
         if name == "autograde":
             autograded()
     return JobOutcome(job.student, True, time.monotonic() - started)
+
+
+# The last exception line of a traceback: "nbgrader.nbgraderformat.common.ValidationError: ..."
+_EXCEPTION_LINE = re.compile(r"^\s*((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)\b(?::.*)?)$")
+
+
+def failure(step: str, outcome: dict) -> str:
+    """What a failed nbgrader step says: its cause on the first line (the summary's CSV and table
+    show that line), then the log's tail. nbgrader logs the real traceback and returns as its
+    error only its own NbGraderException ("Please see the above traceback"), so the cause is
+    the last exception that its log names before that one."""
+    log, error = outcome.get("log") or "", outcome.get("error") or ""
+    causes = [m.group(1) for line in log.splitlines() if (m := _EXCEPTION_LINE.match(line)) and "NbGraderException" not in line]
+    cause = causes[-1] if causes else next((line.strip() for line in reversed(error.splitlines()) if line.strip()), "no log")
+    detail = (log + ("\n" + error if error else ""))[-LOG_TAIL_CHARS:]
+    return f"nbgrader {step} failed: {cause[:300]}\n{detail or 'no log'}"
 
 
 def _worker_main(connection, setup: WorkerSetup) -> None:

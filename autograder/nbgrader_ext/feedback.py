@@ -7,7 +7,8 @@ nothing for it, so a submission at 3 points with 10 pending exports as a plain 3
 reads as a real 3. course/nbgrader_config.py puts these in instead:
 
     GetGradesWithPending   nbgrader's GetGrades, which also marks each unscored grade cell
-                           `pending` and sums their points (resources: pending_points)
+                           `pending` and sums their points (resources: pending_points), and
+                           says why a notebook refused as not a notebook scored 0 (not_graded)
     templates/feedback/    nbgrader's feedback page, except that pending cells read
                            "pending / 4" and the total says how many points are pending
     PendingAwareCsvExport  nbgrader's CSV export, except that a submission with pending
@@ -22,6 +23,8 @@ import os
 from nbgrader.api import MissingEntry
 from nbgrader.plugins.export import CsvExportPlugin
 from nbgrader.preprocessors import GetGrades
+
+from .normalise import refusal_text, submission_record
 
 # Named as nbgrader's own feedback template, which it shadows: NbGraderAPI.generate_feedback
 # (what `tvm-course grade` and the formgrader call) insists on template_name = "feedback".
@@ -48,6 +51,8 @@ class GetGradesWithPending(GetGrades):
         self._pending_points = 0.0
         nb, resources = super().preprocess(nb, resources)
         resources["nbgrader"]["pending_points"] = self._pending_points
+        refused = submission_record(nb.metadata).get("refused")  # the page says why it scored 0
+        resources["nbgrader"]["not_graded"] = None if refused is None else f"{resources['nbgrader']['notebook']}.ipynb {refusal_text(refused)}"
         return nb, resources
 
     def _get_score(self, cell, resources) -> None:

@@ -1,9 +1,11 @@
 """nbgrader preprocessors that make the gradebook's points independent of the student's kernel.
 
-course/nbgrader_config.py puts them into nbgrader's autograde pipeline:
+course/nbgrader_config.py puts them into nbgrader's autograde pipeline, after the submission
+has been rebuilt from the source notebook's cells (normalise.py, the first sanitising step):
 
     StartTrustedGrading   reads the grading plan from the instructor's source notebook and
-                          starts grading the submitted answer cells' source (sandboxed)
+                          starts grading the submitted answer cells' source (sandboxed), or,
+                          for a file refused as no notebook, scores every test cell 0
     ResilientExecute      nbgrader's Execute, except that a kernel that dies or stops
                           answering ends the run of the notebook instead of the grading;
                           only with `c.TrustedGrader.execute_student_notebooks = True`: it
@@ -14,7 +16,7 @@ course/nbgrader_config.py puts them into nbgrader's autograde pipeline:
 
 Test cells the plan does not name keep nbgrader's usual scoring from their output when the
 notebook was run; when it was not (the default), they are left for manual grading, since an
-empty output would otherwise earn full marks.
+empty output would otherwise earn full marks; in a refused file they score 0.
 
 And two for `nbgrader generate_assignment`:
 
@@ -42,6 +44,7 @@ from traitlets.config import Configurable
 from ..engine.config import GraderConfig
 from ..problems.variants import TABLE_FILE, VariantError, check_student_id, course_secret, variant_for, write_table
 from .credit import GRADER_FAILED
+from .normalise import SUBMISSION_KEY, refusal_text, submission_record
 from .plan import METADATA_KEY, GradingPlan, PlanError, load_plan
 from .trusted import TrustedGrading, TrustedVerdicts
 
@@ -97,8 +100,13 @@ def start_grading(preprocessor, nb, resources) -> TrustedGrading | None:
     student = resources["nbgrader"]["student"]
     # The student's own workload, derived again from the secret: never read from the submission.
     variant = variant_for(student, course_secret(_coursedir(preprocessor).root))
+    grading = TrustedGrading(plan, config, variant, student)
+    refused = submission_record(nb.metadata).get("refused")
+    if refused is not None:
+        preprocessor.log.warning("Not grading %s's notebook: %s", student, refused)
+        return grading.refuse(refusal_text(refused))
     preprocessor.log.info("Trusted grading of %s started (answers: %s; variant: %s)", student, ", ".join(plan.answers), variant)
-    return TrustedGrading(plan, config, variant, student).start(nb)
+    return grading.start(nb)
 
 
 class WriteVariantsTable(NbGraderPreprocessor):
@@ -206,11 +214,13 @@ class SaveTrustedGrades(SaveAutoGrades):
         grading = resources.get(RESOURCE_KEY) if RESOURCE_KEY in resources else start_grading(self, nb, resources)
         self.trusted: TrustedVerdicts | None = grading.finish() if grading else None
         self._saved: set[str] = set()
+        submission = submission_record(nb.metadata)
+        self.refused = submission.get("refused")
         if self.trusted is None:
             return super().preprocess(nb, resources)
         self.plan = grading.plan
         _write_outputs(nb, grading.plan, self.trusted)
-        nb.metadata[METADATA_KEY] = self.trusted.to_metadata()
+        nb.metadata[METADATA_KEY] = {**self.trusted.to_metadata(), **({SUBMISSION_KEY: submission} if submission else {})}
         nb, resources = super().preprocess(nb, resources)
         missing = set(self.plan.scored) - self._saved
         if missing:  # deleted from the submission and not restored: the trusted score still counts
@@ -223,6 +233,12 @@ class SaveTrustedGrades(SaveAutoGrades):
         grade_id = cell.metadata["nbgrader"]["grade_id"]
         if self.trusted is not None and grade_id in self.plan.scored:
             return self._save(self.gradebook, grade_id)
+        if self.refused is not None:  # not a notebook: no cell earns anything, planned or not
+            grade = self.gradebook.find_grade(grade_id, self.notebook_id, self.assignment_id, self.student_id)
+            grade.auto_score = 0.0
+            grade.needs_manual_grade = grade.manual_score is not None
+            self.gradebook.db.commit()
+            return
         if not resources.get(EXECUTED_KEY) and cell.cell_type == "code" and not cell.metadata["nbgrader"].get("solution"):
             # Not run, so no output: nbgrader's rule ("no error, full marks") would give the points.
             self.log.warning("Test cell %s is not in the grading plan and the notebook was not run: left for manual grading", grade_id)

@@ -20,6 +20,7 @@ from ..problems import get_problem
 from ..problems.variants import JOURNAL, Variant
 from ..engine.report import Result
 from .credit import score_part
+from .normalise import submission_record
 from .plan import Answer, GradingPlan
 from .questions import mark_answers
 from .safe_arithmetic import read_assignments
@@ -48,12 +49,14 @@ class TrustedVerdicts:
 
 
 def answer_sources(notebook, plan: GradingPlan) -> dict[str, str | None]:
-    """The submitted source of each answer cell in the plan (None: the cell is missing)."""
+    """The submitted source of each answer cell in the plan (None: the cell is missing, or was
+    missing from the submission and is there as released: normalise.py)."""
     found: dict[str, str | None] = {grade_id: None for grade_id in plan.answers}
+    missing = set(submission_record(notebook.get("metadata", {})).get("missing", []))
     for cell in notebook.cells:
         nbgrader = cell.get("metadata", {}).get("nbgrader", {})
         grade_id = nbgrader.get("grade_id")
-        if grade_id in found and found[grade_id] is None and nbgrader.get("solution") and cell.cell_type == "code":
+        if grade_id in found and grade_id not in missing and found[grade_id] is None and nbgrader.get("solution") and cell.cell_type == "code":
             found[grade_id] = cell.source
     return found
 
@@ -64,6 +67,13 @@ class TrustedGrading:
         self._pool: ThreadPoolExecutor | None = None
         self._pending: dict[str, Future] = {}
         self.verdicts = TrustedVerdicts()
+        self.refused: str | None = None
+
+    def refuse(self, why: str) -> "TrustedGrading":
+        """Grades nothing: the file handed in is not a notebook (normalise.py). Every test cell of
+        the plan scores 0 and says `why`; no schedule runs."""
+        self.refused = why
+        return self
 
     def start(self, notebook) -> "TrustedGrading":
         sources = answer_sources(notebook, self.plan)
@@ -88,6 +98,8 @@ class TrustedGrading:
 
     def finish(self) -> TrustedVerdicts:
         """Wait for the schedule gradings and score every test cell of the plan."""
+        if self.refused is not None:
+            return self._refused(self.refused)
         try:
             for grade_id, future in self._pending.items():
                 self.verdicts.results[grade_id] = future.result()
@@ -102,6 +114,17 @@ class TrustedGrading:
             else:
                 marks = self.verdicts.questions[answer.grade_id]
                 self.verdicts.cells[grade_id] = CellVerdict(marks["fraction"], "\n".join(marks["lines"] + [TRUSTED_NOTE]))
+        return self.verdicts
+
+    def _refused(self, why: str) -> TrustedVerdicts:
+        for answer in self.plan.answers.values():
+            if answer.kind == "schedule":
+                problem = get_problem(answer.name)
+                self.verdicts.results[answer.grade_id] = Result(problem=problem.name, target=problem.target, status="rejected", messages=[why])
+            else:
+                self.verdicts.questions[answer.grade_id] = {"fraction": 0.0, "lines": [why], "right": []}
+        for grade_id in self.plan.scored:
+            self.verdicts.cells[grade_id] = CellVerdict(0.0, why)
         return self.verdicts
 
 

@@ -71,6 +71,9 @@ def test_a_failure_after_autograde_leaves_the_right_grades_and_the_next_run_grad
     config.write_text(plain_config + BREAK_FEEDBACK, encoding="utf-8")
     report, rows = grade(root)
     assert report.graded == ["dev"] and "nbgrader feedback failed" in report.failures["dev"]
+    # the cause from nbgrader's log, where the CSV shows it, not its "Please see the above traceback"
+    assert report.failures["dev"].splitlines()[0] == "nbgrader feedback failed: RuntimeError: the feedback of dev broke"
+    assert rows["dev"].note == "nbgrader feedback failed: RuntimeError: the feedback of dev broke"
     assert rows["dev"].parts["tile-arithmetic-marks"] == 3.0  # the new submission's grades, recorded before feedback
     assert not graded.exists() and not feedback.exists()
 

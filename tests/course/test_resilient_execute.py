@@ -5,6 +5,7 @@ True`); the last test grades with that switched on, end to end.
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import time
@@ -22,9 +23,20 @@ from autograder.course.scratch_course import copy_course, release_assignment
 from autograder.nbgrader_ext.preprocessors import ResilientExecute
 
 from .conftest import COURSE
-from .test_grading_run import HOSTILE, TEST_SETTINGS, cells, hostile_cell, pwned_marker, submit_with_extra_cell
+from .html_page import live_markup
+from .test_grading_run import HOSTILE, TEST_SETTINGS, cells, hostile_cell, pwned_marker
 
 pytestmark = pytest.mark.slow
+
+# What a student's code can display in the kernel: HTML, JavaScript, SVG and Markdown that would
+# run in the page of whoever opens the feedback, were it not sanitised
+DISPLAYS = """
+from IPython.display import HTML, SVG, Javascript, Markdown, display
+display(HTML("<b onclick=alert(1)>shown as text</b><script>alert('html')</script><div class=navbar-fixed-top>x</div>"))
+display(Javascript("alert('js')"))
+display(SVG("<svg xmlns='http://www.w3.org/2000/svg' onload='alert(1)'><script>alert('svg')</script></svg>"))
+display(Markdown("<img src=x onerror=alert('markdown')>"))
+"""
 
 
 def run(tmp_path, *sources, timeout=4):
@@ -74,9 +86,13 @@ def test_a_course_that_opts_in_runs_the_notebooks_and_still_scores_from_the_trus
     config.write_text(config.read_text(encoding="utf-8").replace(switch, switch.replace("False", "True")), encoding="utf-8")
     release_assignment(root, "tiling")
     eli = next(s for s in load_samples(root, "tiling") if s.student == "eli")  # kills its kernel
-    submit(course_directory(load_course_config(root)), eli)
+    coursedir = course_directory(load_course_config(root))
+    submit(coursedir, eli)
     marker = pwned_marker()
-    submit_with_extra_cell(root, HOSTILE, hostile_cell(marker))  # zed: a cell of its own, then a kernel that ignores interrupts
+    # zed: code of its own and outputs meant to run in the feedback page, then a kernel that
+    # ignores interrupts, all in the answer cell (a cell of its own would not be run: normalise.py)
+    submit(coursedir, dataclasses.replace(HOSTILE, answers={
+        **HOSTILE.answers, "schedule": hostile_cell(marker) + DISPLAYS + HOSTILE.answers["schedule"]}))
     try:
         report = grade_assignment(GradingOptions(
             "tiling", course=root, workers=2, cell_timeout=4, grader_settings=dict(TEST_SETTINGS), progress=io.StringIO()
@@ -92,7 +108,9 @@ def test_a_course_that_opts_in_runs_the_notebooks_and_still_scores_from_the_trus
     assert "outside your notebook's kernel" in graded["speed"].outputs[0].text  # the trusted verdict, not the kernel's
     graded, _ = cells(root / "autograded" / "eli" / "tiling" / "tiling.ipynb")
     assert "DeadKernelError" in json.dumps(graded["schedule"].outputs)
-    assert "the kernel ran this" in (root / "feedback" / "zed" / "tiling" / "tiling.html").read_text(encoding="utf-8")
+    feedback = (root / "feedback" / "zed" / "tiling" / "tiling.html").read_text(encoding="utf-8")
+    assert "the kernel ran this" in feedback and "shown as text" in feedback
+    assert live_markup(feedback, (root / "feedback" / "eli" / "tiling" / "tiling.html").read_text(encoding="utf-8"), ["navbar-fixed-top"]) == []
     time.sleep(1)
     assert _kernels_in(root) == []
 

@@ -3,6 +3,7 @@
 nbgrader scores a code test cell from its output, and an empty output (no error) earns full
 marks. Autograde no longer runs the notebook by default, so such a cell is left for manual
 grading instead; where the course runs notebooks (ResilientExecute), nbgrader's rule applies.
+In a file refused as no notebook (normalise.py) it scores 0 either way.
 """
 from __future__ import annotations
 
@@ -33,14 +34,17 @@ def empty_submission(tmp_path_factory):
     return path
 
 
-def grade_an_unplanned_test_cell(empty_submission, tmp_path, executed: bool):
+def grade_an_unplanned_test_cell(empty_submission, tmp_path, executed: bool, refused: str | None = None):
     url = f"sqlite:///{shutil.copy(empty_submission, tmp_path / 'gradebook.db')}"
     cell = new_code_cell("assert answer == 42")
     cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "grade_id": "extra", "points": 2, "schema_version": 3}
     resources = {"nbgrader": {"notebook": "n", "assignment": "a", "student": "s", "db_url": url}, RESOURCE_KEY: None}
     if executed:
         resources[EXECUTED_KEY] = True
-    SaveTrustedGrades().preprocess(new_notebook(cells=[cell]), resources)
+    notebook = new_notebook(cells=[cell])
+    if refused:  # as normalise.py marks a file that was no notebook
+        notebook.metadata["tvm_course"] = {"submission": {"refused": refused}}
+    SaveTrustedGrades().preprocess(notebook, resources)
     with Gradebook(url) as gradebook:
         grade = gradebook.find_grade("extra", "n", "a", "s")
         return grade.auto_score, grade.needs_manual_grade
@@ -52,3 +56,8 @@ def test_a_test_cell_nobody_ran_is_left_for_manual_grading(empty_submission, tmp
 
 def test_a_test_cell_the_kernel_ran_is_scored_from_its_output(empty_submission, tmp_path):
     assert grade_an_unplanned_test_cell(empty_submission, tmp_path, executed=True) == (2.0, False)
+
+
+def test_a_test_cell_of_a_refused_file_scores_zero(empty_submission, tmp_path):
+    for executed in (False, True):
+        assert grade_an_unplanned_test_cell(empty_submission, tmp_path, executed, refused="not a notebook") == (0.0, False)

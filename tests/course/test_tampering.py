@@ -17,6 +17,7 @@ import pytest
 from nbgrader.utils import compute_checksum
 
 from autograder.course import tampering
+from autograder.nbgrader_ext import notebook_file
 from autograder.course.tampering import MAX_NAME, MAX_NOTE, ReleasedAssignment
 from autograder.course.summary import Row, format_table, write_csv
 
@@ -157,10 +158,10 @@ def test_moved_duplicated_and_duplicate_ids(course):
 
 @pytest.mark.parametrize("raw, says", [
     ("{not json", "not JSON (line 1)"),
-    ("[1, 2]", "not a notebook (no list of cells)"),
+    ("[1, 2]", "not a notebook: the file is a JSON list"),
     ('{"cells": {}}', "not a notebook (no list of cells)"),
-    (b"\xff\xfe{}", "not UTF-8 text"),
-    ("[" * 100_000 + "]" * 100_000, "JSON nested too deeply"),
+    ("", "the file is empty"),
+    ("[" * 100_000 + "]" * 100_000, "the file is a JSON list"),  # what is nested too deep is cut, then it is still a list
     ('{"cells": [7, {"cell_type": "code", "source": 3}]}', "2 malformed cells (#1 is not an object, #2 has a source that is not text)"),
     ('{"cells": [{"cell_type": "code", "source": "", "metadata": []}]}', "metadata that is not an object"),
     ('{"cells": [{"cell_type": "code", "source": "", "metadata": {"nbgrader": 1}}]}', "nbgrader metadata that is not an object"),
@@ -171,6 +172,23 @@ def test_moved_duplicated_and_duplicate_ids(course):
 def test_a_malformed_submission_gives_a_note(course, raw, says):
     note = course.check(raw=raw)
     assert note.startswith("not compared with the release: ") and says in note
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-be", "utf-32"])
+def test_a_notebook_saved_in_another_encoding_is_compared_as_autograde_reads_it(course, encoding):
+    notebook = released_notebook()
+    assert course.check(raw=json.dumps(notebook).encode(encoding)) == ""
+    cells_by_id(notebook)["speed"].source = "3"
+    assert course.check(raw=json.dumps(notebook, ensure_ascii=False).encode(encoding)) == "locked cell 'speed' edited"
+
+
+def test_added_cells_that_claim_to_be_graded_are_named(course):
+    notebook = released_notebook()
+    code = nbformat.v4.new_code_cell
+    notebook.cells.append(nbgrader_cell(code, "print('bonus')", "bonus", points=50))  # a grade cell of its own
+    notebook.cells.append(code("# graded?", id="claims", metadata={"nbgrader": {"grade": True, "points": 5}}))
+    notebook.cells.append(code("print('scratch')"))
+    assert course.check(notebook) == "cells 'bonus', 'claims' added with nbgrader marks; 1 cell added"
 
 
 def test_odd_metadata_and_text_in_cells_are_changes_not_crashes(course):
@@ -187,14 +205,14 @@ def test_odd_metadata_and_text_in_cells_are_changes_not_crashes(course):
 
 
 def test_a_huge_or_odd_file_is_not_read(course, monkeypatch):
-    monkeypatch.setattr(tampering, "MAX_NOTEBOOK_BYTES", 2**20)
+    monkeypatch.setattr(notebook_file, "MAX_NOTEBOOK_BYTES", 2**20)
     notebook = released_notebook()
     notebook.cells[1].outputs = [nbformat.v4.new_output("stream", text="x" * (3 * 2**19))]
-    assert course.check(notebook) == "not compared with the release: 1.5 MiB, over the 1 MiB read"
+    assert course.check(notebook) == "not compared with the release: the file is 1.5 MiB, over the 1 MiB a notebook may be"
     target = course.submitted / "tiling.ipynb"
     target.unlink()
     target.symlink_to(course.release / "tiling.ipynb")
-    assert course.check() == "not compared with the release: not a regular file"
+    assert course.check() == "not compared with the release: not a regular file (a symbolic link)"
 
 
 def test_missing_and_added_notebooks(course):
@@ -231,7 +249,7 @@ def test_without_a_release_nothing_is_flagged_and_the_run_is_warned(course):
     assert released.changes(course.submitted) == ""
     assert "no released notebooks in" in released.warnings[0] and "go unflagged" in released.warnings[0]
     (course.release / "tiling.ipynb").write_text("{", encoding="utf-8")
-    assert "cannot be read (not JSON (line 1))" in ReleasedAssignment.load(course.coursedir, "tiling").warnings[0]
+    assert "cannot be read (not a notebook: not JSON (line 1))" in ReleasedAssignment.load(course.coursedir, "tiling").warnings[0]
 
 
 def test_the_table_and_the_csv_show_the_changes(tmp_path):

@@ -7,7 +7,7 @@ import time
 
 import psutil
 
-from autograder.course.workers import Job, WorkerSetup, grade_submission, kill_tree
+from autograder.course.workers import Job, WorkerSetup, failure, grade_submission, kill_tree
 
 # A child that starts a grandchild in a session of its own (as a Jupyter kernel is started), then waits.
 TREE = """
@@ -58,3 +58,32 @@ def test_the_grades_are_reported_before_the_feedback_runs_and_even_when_it_fails
     calls.clear()
     outcome = grade_submission(lambda db: FakeApi(calls), WorkerSetup(tmp_path, "tiling", None, {}, feedback=False), job, lambda: calls.append("autograded"))
     assert calls == ["autograde", "autograded"] and outcome.ok
+
+
+# What NbGraderAPI.autograde returns when a preprocessor raised: the cause in the log, indented
+# in nbgrader's traceback, and as the error only nbgrader's own exception
+NBGRADER_LOG = """[INFO] Sanitizing /course/submitted/ann/tiling/tiling.ipynb
+[ERROR] There was an error processing assignment: /course/submitted/ann/tiling
+[ERROR] Traceback (most recent call last):
+      File "nbgrader/converters/base.py", line 390, in convert_notebooks
+        self.convert_single_notebook(notebook_filename)
+    nbgrader.api.MissingEntry: No such grade cell
+    During handling of the above exception, another exception occurred:
+    Traceback (most recent call last):
+    KeyError: 'points'
+[WARNING] Removing failed assignment: /course/autograded/ann/tiling
+[ERROR] Please see the the above traceback for details on the specific errors on the above failures.
+"""
+NBGRADER_ERROR = """Traceback (most recent call last):
+  File "nbgrader/utils.py", line 542, in capture_log
+nbgrader.converters.base.NbGraderException: Please see the the above traceback for details on the specific errors on the above failures.
+"""
+
+
+def test_a_failed_step_names_the_cause_from_nbgraders_log_first():
+    said = failure("autograde", {"success": False, "log": NBGRADER_LOG, "error": NBGRADER_ERROR})
+    first, *rest = said.splitlines()
+    assert first == "nbgrader autograde failed: KeyError: 'points'"
+    assert "    nbgrader.api.MissingEntry: No such grade cell" in rest and NBGRADER_ERROR.splitlines()[-1] in rest  # the log follows
+    assert failure("feedback", {"success": False, "error": "RuntimeError: boom"}).splitlines()[0] == "nbgrader feedback failed: RuntimeError: boom"
+    assert failure("feedback", {"success": False}) == "nbgrader feedback failed: no log\nno log"

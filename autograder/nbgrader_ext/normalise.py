@@ -1,0 +1,252 @@
+"""A submitted notebook rebuilt from the instructor's cells before nbgrader grades it.
+
+nbgrader's autograde repairs a submission cell by cell and trusts the rest of it: OverwriteCells
+looks up each cell by the grade_id the submission gives it, believes its `grade` flag, and
+fails on every run when a student adds a cell that claims to be graded or sets `grade: true` on
+an answer cell (a grade cell the gradebook does not have); a file nbformat's reader rejects (a
+byte order mark, UTF-16, a list instead of an object) fails before any step runs. Either way the
+submission stays "grading failed", never a grade. So course/nbgrader_config.py puts two steps in
+front of nbgrader's own:
+
+    SubmissionExporter    autograde's reader. The file is decoded robustly (notebook_file.py);
+                          a notebook nbformat accepts is read as nbformat reads it, any other
+                          is salvaged: each cell's type, text, id and grade_id, where they are
+                          of the right type, nothing else. A file that holds no notebook at all
+                          is refused: its cause goes into the resources.
+    NormaliseSubmission   the first sanitising step. A new notebook of the source notebook's
+                          cells, in its order: the cells nbgrader grades as the gradebook holds
+                          them (type, flags, points, text: hidden tests in, solutions out), the
+                          others as the source has them. The submission gives only the text of
+                          its answer cells, matched by grade_id (the first cell that carries
+                          one), whatever type or flags the student gave that cell. A refused
+                          file gives the notebook unanswered, marked refused: it scores 0 and
+                          the feedback and the instructor's CSV say why.
+
+So added, removed, retyped or re-flagged cells, changed grade_ids or points change nothing but
+what the student wrote in their answer cells; tampering.py still tells the instructor what was
+done. The same exporter reads the autograded copy for nbgrader's second step: a notebook written
+here, which nbformat accepts as it is.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import re
+import warnings
+
+import nbformat
+import nbformat.reader
+from nbconvert.exporters import NotebookExporter
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat import v4
+from nbgrader.api import Gradebook
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from .notebook_file import NotANotebook, read_json_file
+from .plan import METADATA_KEY
+
+REFUSED_KEY = "tvm_course_refused"  # resources: why the submitted file is not a notebook
+SUBMISSION_KEY = "submission"  # under the notebook's METADATA_KEY: what normalising found
+CELL_TYPES = ("code", "markdown", "raw")
+CELL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # nbformat 4.5's pattern for a cell id
+
+
+class SubmissionExporter(NotebookExporter):
+    """NotebookExporter, reading the file as described in this module's docstring."""
+
+    def from_filename(self, filename, resources=None, **kw):
+        resources = ResourcesDict() if resources is None else resources
+        if not resources.get("metadata"):
+            resources["metadata"] = ResourcesDict()
+        path, basename = os.path.split(filename)
+        resources["metadata"]["name"] = os.path.splitext(basename)[0]
+        resources["metadata"]["path"] = path
+        try:
+            modified = datetime.datetime.fromtimestamp(os.lstat(filename).st_mtime, tz=datetime.timezone.utc)
+            resources["metadata"]["modified_date"] = modified.strftime("%B %d, %Y")
+        except OSError:
+            pass
+        try:
+            notebook = read_submission(filename, self.log)
+        except NotANotebook as why:
+            self.log.warning("%s is refused: %s", filename, why)
+            resources[REFUSED_KEY] = str(why)
+            notebook = v4.new_notebook()
+        return self.from_notebook_node(notebook, resources, **kw)
+
+
+def read_submission(path, log=None) -> nbformat.NotebookNode:
+    """The notebook at `path`: as nbformat reads it where nbformat accepts it, else salvaged."""
+    raw = read_json_file(path)
+    notebook = _as_nbformat(raw)
+    if notebook is not None:
+        return notebook
+    if log is not None:  # expected of a submission; of an autograded copy (written here) it would be a bug
+        log.warning("%s is not a notebook nbformat accepts: only its cells' types, text, ids and grade ids are read", path)
+    return salvage(raw)
+
+
+def _as_nbformat(raw: dict) -> nbformat.NotebookNode | None:
+    """`raw` as a valid nbformat 4 notebook, upgraded from an older format; None if it is not one."""
+    try:
+        with warnings.catch_warnings():  # nbformat warns about what it repairs (duplicate ids): we only ask
+            warnings.simplefilter("ignore")
+            major, minor = nbformat.reader.get_version(raw)
+            if major not in nbformat.versions:
+                return None
+            # what nbformat.reads does after parsing: lines joined, transient fields dropped, upgraded
+            notebook = nbformat.convert(nbformat.versions[major].to_notebook_json(raw, minor=minor), 4)
+            if notebook.get("nbformat") != 4 or type(notebook.get("nbformat_minor")) is not int:
+                return None
+            nbformat.validate(notebook)
+    except Exception:  # noqa: BLE001 - nbformat raises all kinds on what it does not expect
+        return None
+    return notebook
+
+
+def salvage(raw: dict) -> nbformat.NotebookNode:
+    """A valid notebook of what `raw` holds that normalising can use: per cell, its type (an
+    unknown one becomes raw), its text, its id and grade_id where they are of the right type."""
+    cells = raw.get("cells")
+    if not isinstance(cells, list):
+        raise NotANotebook("not a notebook: it has no list of cells")
+    salvaged, ids = [], set()
+    for found in cells:
+        if not isinstance(found, dict):
+            continue
+        cell_type = found.get("cell_type") if found.get("cell_type") in CELL_TYPES else "raw"
+        cell = _new_cell(cell_type, _text(found.get("source")))
+        if isinstance(found.get("id"), str) and CELL_ID.match(found["id"]) and found["id"] not in ids:
+            cell.id = found["id"]
+        ids.add(cell.id)
+        metadata = found.get("metadata")
+        marks = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+        if isinstance(marks, dict) and isinstance(marks.get("grade_id"), str):
+            cell.metadata["nbgrader"] = {"grade_id": marks["grade_id"]}
+        salvaged.append(cell)
+    return v4.new_notebook(cells=salvaged)
+
+
+class NormaliseSubmission(NbGraderPreprocessor):
+    """The submission as the source notebook's cells with the student's answers in them."""
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        refused = resources.get(REFUSED_KEY)
+        source = _source_notebook(self, info)
+        with Gradebook(info["db_url"]) as gradebook:
+            cells = _graded_cells(gradebook.find_notebook(info["notebook"], info["assignment"]))
+        answer_ids = {name for name, cell in cells.items() if cell["marks"].get("solution")}
+        answers = {} if refused else submitted_answers(nb, answer_ids)
+        clean = _rebuild(source, cells, answers, self.log)
+        record = {"refused": refused} if refused else {}
+        missing = sorted(answer_ids - set(answers)) if not refused else []
+        if missing:
+            record["missing"] = missing
+            self.log.warning("Answer cells missing from the submission (graded as released): %s", ", ".join(missing))
+        if record:
+            clean.metadata[METADATA_KEY] = {SUBMISSION_KEY: record}
+        return clean, resources
+
+
+def submitted_answers(nb, answer_ids: set[str]) -> dict[str, str]:
+    """grade_id -> the text of the first cell of `nb` that carries that answer cell's grade_id."""
+    answers: dict[str, str] = {}
+    for cell in nb.get("cells", []):
+        metadata = cell.get("metadata") if isinstance(cell, dict) else None
+        marks = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+        grade_id = marks.get("grade_id") if isinstance(marks, dict) else None
+        if isinstance(grade_id, str) and grade_id in answer_ids and grade_id not in answers:
+            text = _text(cell.get("source"), None)
+            if text is not None:
+                answers[grade_id] = text
+    return answers
+
+
+def submission_record(notebook_metadata) -> dict:
+    """What normalising recorded in a graded notebook's metadata ({} for nothing): "refused" (why
+    the file was not a notebook), "missing" (answer cells the submission did not have)."""
+    entry = notebook_metadata.get(METADATA_KEY) if isinstance(notebook_metadata, dict) else None
+    record = entry.get(SUBMISSION_KEY) if isinstance(entry, dict) else None
+    if not isinstance(record, dict):
+        return {}
+    found = {}
+    if isinstance(record.get("refused"), str):
+        found["refused"] = record["refused"]
+    if isinstance(record.get("missing"), list):
+        found["missing"] = [name for name in record["missing"] if isinstance(name, str)]
+    return found
+
+
+def refusal_text(cause: str) -> str:
+    """What the student and the instructor are told about a refused file."""
+    return f"not graded, 0 points: {cause}"
+
+
+def _graded_cells(stored) -> dict[str, dict]:
+    """grade_id -> what the gradebook holds of each cell nbgrader grades: its type, text and marks."""
+    points = {cell.name: float(cell.max_score) for cell in stored.grade_cells}
+    solutions = {cell.name for cell in stored.solution_cells}
+    tasks = {cell.name: float(cell.max_score) for cell in stored.task_cells}
+    cells = {}
+    for cell in stored.source_cells:
+        marks = {"grade": cell.name in points, "grade_id": cell.name, "locked": bool(cell.locked), "schema_version": 3,
+                 "solution": cell.name in solutions}
+        if cell.name in points:
+            marks["points"] = points[cell.name]
+        if cell.name in tasks:
+            marks.update(task=True, points=tasks[cell.name])
+        cells[cell.name] = {"cell_type": cell.cell_type, "source": cell.source or "", "marks": marks}
+    return cells
+
+
+def _rebuild(source, cells: dict[str, dict], answers: dict[str, str], log) -> nbformat.NotebookNode:
+    rebuilt, placed = [], set()
+    for cell in source.cells:
+        marks = cell.get("metadata", {}).get("nbgrader") or {}
+        grade_id = marks.get("grade_id")
+        tags = cell.get("metadata", {}).get("tags")
+        if grade_id in cells and grade_id not in placed:
+            stored = cells[grade_id]
+            rebuilt.append(_new_cell(stored["cell_type"], answers.get(grade_id, stored["source"]), cell.get("id"),
+                                     {"nbgrader": dict(stored["marks"])}, tags))
+            placed.add(grade_id)
+        elif any(marks.get(flag) for flag in ("grade", "solution", "locked", "task")):
+            # marked in the source but not in the gradebook (changed since the release): not
+            # graded by nbgrader, and its text could hold a solution
+            log.warning("Source cell %r is not in the gradebook: left out (generate the assignment again to grade it)", grade_id)
+        else:
+            rebuilt.append(_new_cell(cell.cell_type, cell.source, cell.get("id"), {}, tags))
+    for grade_id, stored in cells.items():
+        if grade_id not in placed:  # in the gradebook, gone from the source notebook: graded all the same
+            rebuilt.append(_new_cell(stored["cell_type"], answers.get(grade_id, stored["source"]), None,
+                                     {"nbgrader": dict(stored["marks"])}))
+    metadata = {key: source.metadata[key] for key in ("kernelspec", "language_info") if key in source.metadata}
+    return v4.new_notebook(cells=rebuilt, metadata=metadata)
+
+
+def _source_notebook(preprocessor, info) -> nbformat.NotebookNode:
+    from .preprocessors import _coursedir
+
+    coursedir = _coursedir(preprocessor)
+    path = os.path.join(coursedir.format_path(coursedir.source_directory, ".", info["assignment"]), info["notebook"] + ".ipynb")
+    return nbformat.read(path, as_version=4)
+
+
+def _new_cell(cell_type: str, source: str, cell_id=None, metadata=None, tags=None):
+    make = {"code": v4.new_code_cell, "markdown": v4.new_markdown_cell}.get(cell_type, v4.new_raw_cell)
+    cell = make(source, metadata=dict(metadata or {}))
+    if isinstance(cell_id, str) and CELL_ID.match(cell_id):
+        cell.id = cell_id
+    if isinstance(tags, list) and all(isinstance(tag, str) for tag in tags) and tags:
+        cell.metadata["tags"] = list(tags)
+    return cell
+
+
+def _text(source, otherwise=""):
+    """A cell's source as one string (nbformat allows a list of lines); `otherwise` if it is neither."""
+    if isinstance(source, str):
+        return source
+    if isinstance(source, list) and all(isinstance(line, str) for line in source):
+        return "".join(source)
+    return otherwise
