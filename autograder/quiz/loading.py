@@ -43,7 +43,7 @@ def load(path: str | Path) -> Loaded:
 
 
 def release_in_memory(quiz: Quiz) -> ReleasedQuiz:
-    """What the student copy would be (with a fresh salt), for taking or checking an instructor copy."""
+    """What the student copy would be (with its stable salt), for taking or checking an instructor copy."""
     document = release(quiz)
     lines = [q.line for q in quiz.questions]
     questions = [ReleasedQuestion(q, line) for q, line in zip(document["questions"], lines)]

@@ -9,6 +9,7 @@ sealing the text that answer unlocks. See hashing.py for the scheme.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -23,8 +24,9 @@ from .rules import accepted_texts
 
 
 def release(quiz: Quiz, salt: str | None = None) -> dict:
-    """The released document for `quiz`; a new random salt unless one is given."""
-    salt = salt or hashing.new_salt()
+    """The released document for `quiz`; unless a salt is given, the quiz's stable salt (the
+    same for as long as the instructor copy says the same, see hashing.stable_salt)."""
+    salt = salt or hashing.stable_salt(instructor_content(quiz))
     questions = [release_question(q, salt) for q in quiz.questions]
     document: dict = {"id": quiz.id, "title": quiz.title, "lesson": quiz.lesson}
     if quiz.intro:
@@ -33,6 +35,19 @@ def release(quiz: Quiz, salt: str | None = None) -> dict:
     document["questions"] = questions
     document["released"]["integrity"] = hashing.header_integrity(document)
     return document
+
+
+def instructor_content(quiz: Quiz) -> dict:
+    """Everything the instructor copy says, without where it says it (file, lines): moving a
+    question or adding a comment keeps the salt."""
+    def without_places(value):
+        if isinstance(value, dict):
+            return {k: without_places(v) for k, v in value.items() if k not in ("line", "path")}
+        if isinstance(value, list):
+            return [without_places(v) for v in value]
+        return value
+
+    return without_places(dataclasses.asdict(quiz))
 
 
 def release_question(q: Question, salt: str) -> dict:
@@ -123,6 +138,17 @@ def _number_canonicals(value: float, tolerance: float) -> list[str]:
 
 # ---- writing ---------------------------------------------------------------------------------
 
+def released_header(document: dict, made_by: str = "") -> str:
+    """The comment that opens a released file: what it is, and what its hashes do and do not hide."""
+    return (f"# Released copy of quiz {document['id']!r}: the answers are salted hashes{' ' + made_by if made_by else ''}.\n"
+            "# Check your answers with: tvm-course quiz check THIS_FILE ANSWERS.yaml\n"
+            "# What the hashes protect: the answers cannot be read off this file, and a wrong answer opens\n"
+            "# feedback, not the answer. What they do not: anyone with this file can try answers offline.\n"
+            "# Each try costs a slow key (PBKDF2, 100,000 iterations: about 30 ms), which makes guessing\n"
+            "# numbers and words slow; which of a few choices is right can be found in seconds. A\n"
+            "# self-check, not an exam: see quizzes/README.md in the course repository.\n")
+
+
 class _BlockStyleDumper(yaml.SafeDumper):
     pass
 
@@ -147,6 +173,5 @@ def write_released(document: dict, out: Path) -> None:
     if out.suffix.lower() == ".json":
         out.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         return
-    header = (f"# Released copy of quiz {document['id']!r}: the answers are salted hashes (tvm-course quiz release).\n"
-              "# Check your answers with: tvm-course quiz check THIS_FILE ANSWERS.yaml\n")
+    header = released_header(document, "(tvm-course quiz release)")
     out.write_text(header + dump_yaml(document), encoding="utf-8")
