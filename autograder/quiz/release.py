@@ -51,67 +51,85 @@ def instructor_content(quiz: Quiz) -> dict:
 
 
 def release_question(q: Question, salt: str) -> dict:
+    out = shown_fields(q)
+    if q.type != "code":
+        accept = [hashing.entry(salt, q.id, *plain) for plain in key_entries(q, ACCEPT)]
+        respond = [hashing.entry(salt, q.id, *plain) for plain in key_entries(q, RESPOND)]
+        if q.type in ("single", "multiple"):
+            # As many entries as there could be wrong choices, so their number does not tell how
+            # many choices are wrong (or right).
+            respond += _decoys(q, salt, len(q.choices) - (1 if q.type == "single" else 0) - len(respond))
+        # Sorted by check, so the order of entries says nothing about which choice they belong to.
+        out["accept"] = sorted(accept, key=lambda e: e["check"])
+        out["respond"] = sorted(respond, key=lambda e: e["check"])
+    out["integrity"] = hashing.question_integrity(salt, out)
+    return out
+
+
+def shown_fields(q: Question) -> dict:
+    """What a released question shows in plain text: everything but its `accept`, `respond` and
+    `integrity`. An instructor copy taken or checked in memory shows exactly this (loading.instructor_view)."""
     out: dict = {"id": q.id, "type": q.type, "prompt": q.prompt}
     if q.feedback:
         out["feedback"] = q.feedback
-
-    def entry(purpose: str, canonical: str, text: str) -> dict:
-        return hashing.entry(salt, q.id, purpose, canonical, text)
-
-    accept: list[dict] = []
-    respond: list[dict] = []
-    if q.type == "single":
+    if q.type in ("single", "multiple"):
         out["choices"] = [c.text for c in q.choices]
-        for letter, choice in zip(LETTERS, q.choices):
-            if choice.correct:
-                accept.append(entry(ANSWER, letter, q.explanation))
-            elif choice.feedback:
-                respond.append(entry(ANSWER, letter, choice.feedback))
-    elif q.type == "multiple":
-        out["choices"] = [c.text for c in q.choices]
-        accept.append(entry(ANSWER, hashing.canonical_letters(q.correct_letters(), keep_order=False),
-                            q.explanation))
-        for letter, choice in zip(LETTERS, q.choices):
-            if choice.feedback and not choice.correct:  # shown when this wrong choice is picked
-                respond.append(entry(CHOICE, letter, choice.feedback))
     elif q.type == "numeric":
         if q.unit:
             out["unit"] = q.unit
-        step = hashing.grid_step(q.tolerance) if q.tolerance > 0 else None
-        if step is not None:
-            out["step"] = hashing.format_step(step)
-        for canonical in _number_canonicals(q.answer, q.tolerance):
-            accept.append(entry(ANSWER, canonical, q.explanation))
-        for mistake in q.mistakes:
-            for canonical in _number_canonicals(mistake.answer, q.tolerance):
-                respond.append(entry(ANSWER, canonical, mistake.feedback))
+        if q.tolerance > 0:
+            out["step"] = hashing.format_step(hashing.grid_step(q.tolerance))
     elif q.type == "text":
         out["case_sensitive"] = q.case_sensitive
-        for canonical in accepted_texts({"accept": q.accept, "patterns": q.patterns,
-                                         "case_sensitive": q.case_sensitive}):
-            accept.append(entry(ANSWER, canonical, q.explanation))
-        for mistake in q.mistakes:
-            respond.append(entry(ANSWER, hashing.normalize_text(mistake.answer, q.case_sensitive),
-                                 mistake.feedback))
     elif q.type == "ordering":
         out["items"] = [q.items[i] for i in q.display_order()]
-        accept.append(entry(ANSWER, hashing.canonical_letters(q.ordering_key(), keep_order=True), q.explanation))
     elif q.type == "code":
         out["problem"] = q.problem
         if q.starter is not None:
             out["starter"] = q.starter
         out["require"] = dict(q.require)
         out["explanation"] = q.explanation
-    if q.type in ("single", "multiple"):
-        # As many entries as there could be wrong choices, so their number does not tell how
-        # many choices are wrong (or right).
-        respond += _decoys(q, salt, len(q.choices) - (1 if q.type == "single" else 0) - len(respond))
-    if q.type != "code":
-        # Sorted by check, so the order of entries says nothing about which choice they belong to.
-        out["accept"] = sorted(accept, key=lambda e: e["check"])
-        out["respond"] = sorted(respond, key=lambda e: e["check"])
-    out["integrity"] = hashing.question_integrity(salt, out)
     return out
+
+
+ACCEPT, RESPOND = "accept", "respond"  # the two lists of a released question's key
+
+
+def key_entries(q: Question, kind: str) -> list[tuple[str, str, str]]:
+    """The plain key of a question: (purpose, canonical answer, text it opens) for every entry
+    of its `accept` or `respond` (`kind`), in the order given here, before hashing and decoys.
+    release_question hashes these; checking.InstructorKey looks answers up in them directly."""
+    entries: list[tuple[str, str, str]] = []
+    if q.type == "single":
+        for letter, choice in zip(LETTERS, q.choices):
+            if kind == ACCEPT and choice.correct:
+                entries.append((ANSWER, letter, q.explanation))
+            elif kind == RESPOND and not choice.correct and choice.feedback:
+                entries.append((ANSWER, letter, choice.feedback))
+    elif q.type == "multiple":
+        if kind == ACCEPT:
+            entries.append((ANSWER, hashing.canonical_letters(q.correct_letters(), keep_order=False), q.explanation))
+        else:
+            for letter, choice in zip(LETTERS, q.choices):
+                if choice.feedback and not choice.correct:  # shown when this wrong choice is picked
+                    entries.append((CHOICE, letter, choice.feedback))
+    elif q.type == "numeric":
+        if kind == ACCEPT:
+            entries += [(ANSWER, canonical, q.explanation) for canonical in _number_canonicals(q.answer, q.tolerance)]
+        else:
+            for mistake in q.mistakes:
+                entries += [(ANSWER, canonical, mistake.feedback)
+                            for canonical in _number_canonicals(mistake.answer, q.tolerance)]
+    elif q.type == "text":
+        if kind == ACCEPT:
+            entries += [(ANSWER, canonical, q.explanation)
+                        for canonical in accepted_texts({"accept": q.accept, "patterns": q.patterns,
+                                                         "case_sensitive": q.case_sensitive})]
+        else:
+            entries += [(ANSWER, hashing.normalize_text(m.answer, q.case_sensitive), m.feedback) for m in q.mistakes]
+    elif q.type == "ordering" and kind == ACCEPT:
+        entries.append((ANSWER, hashing.canonical_letters(q.ordering_key(), keep_order=True), q.explanation))
+    return entries
 
 
 def _decoys(q: Question, salt: str, count: int) -> list[dict]:
