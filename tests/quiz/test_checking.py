@@ -1,7 +1,7 @@
 import pytest
 
 from autograder.quiz.answers import AnswerSheet
-from autograder.quiz.checking import check_question, check_quiz
+from autograder.quiz.checking import ReleasedKey, check_question, check_quiz
 from autograder.quiz.key import answer_key
 from autograder.quiz.loading import load, load_instructor
 from autograder.quiz.model import ReleasedQuestion
@@ -54,7 +54,7 @@ def test_both_copies_give_the_same_verdicts(copies):
                                    "compute_at !", " `Compute_At`?  "])
 def test_text_answers_ignore_backticks_and_trailing_punctuation(copies, copy, typed):
     question = next(q for q in copies[copy].questions if q.id == "name")
-    result = check_question(question, copies[copy].salt, typed)
+    result = check_question(question, copies[copy].key, typed)
     assert result.status == "correct" and result.explanation == "compute_at moves a producer"
 
 
@@ -63,7 +63,7 @@ def test_text_answers_ignore_backticks_and_trailing_punctuation(copies, copy, ty
                                              ("`", None), ("...", None)])
 def test_only_surrounding_backticks_and_trailing_punctuation_are_dropped(copies, typed, feedback):
     question = next(q for q in copies["released"].questions if q.id == "name")
-    result = check_question(question, copies["released"].salt, typed)
+    result = check_question(question, copies["released"].key, typed)
     assert result.status == "wrong"
     assert result.feedback == ([feedback] if feedback else []) + ["think of the mirror image"]
 
@@ -77,24 +77,24 @@ def test_an_accepted_answer_with_punctuation_still_matches_as_typed(tmp_path):
                     encoding="utf-8")
     quiz, _ = load_instructor(path)
     document = release(quiz)
-    question, salt = ReleasedQuestion(document["questions"][0]), document["released"]["salt"]
+    question, key = ReleasedQuestion(document["questions"][0]), ReleasedKey(document["released"]["salt"])
     assert undecorated_texts("`etc.`") == ("etc.", "etc")
     for typed in ("etc.", "`etc.`", " `` etc. `` "):
-        assert check_question(question, salt, typed).status == "correct", typed
-    assert check_question(question, salt, "etc").status == "wrong"  # the accepted text is "etc."
+        assert check_question(question, key, typed).status == "correct", typed
+    assert check_question(question, key, "etc").status == "wrong"  # the accepted text is "etc."
 
 
 @pytest.mark.parametrize("value, status", [(2.5, "correct"), (2.41, "correct"), (2.6, "correct"),
                                            (2.38, "wrong"), (2.62, "wrong"), (-2.5, "wrong")])
 def test_numeric_tolerance_from_hashes(copies, value, status):
     question = next(q for q in copies["released"].questions if q.id == "ratio")
-    assert check_question(question, copies["released"].salt, value).status == status
+    assert check_question(question, copies["released"].key, value).status == status
 
 
 @pytest.mark.parametrize("value", [1.0e300, -1.0e300, 1.0e18])
 def test_numbers_too_far_out_for_the_grid_are_wrong_not_a_crash(copies, value):
     question = next(q for q in copies["released"].questions if q.id == "ratio")
-    result = check_question(question, copies["released"].salt, value)
+    result = check_question(question, copies["released"].key, value)
     assert result.status == "wrong"
     assert "far outside" in result.messages[0]
 
@@ -133,13 +133,13 @@ def test_ticking_every_box_opens_the_feedback_of_one_wrong_choice_only():
         question, released = _cost_model_facts(salt)
         wrong = [l for l, c in zip("abcd", question.choices) if not c.correct]
         assert len(wrong) >= 2
-        result = check_question(released, salt, ["a", "b", "c", "d"])
+        result = check_question(released, ReleasedKey(salt), ["a", "b", "c", "d"])
         per_choice = [f for f in result.feedback if f.startswith("(")]
         assert result.status == "wrong" and len(per_choice) == 1, result.feedback
         assert per_choice[0][1] in wrong
         assert result.feedback[-1] == question.feedback
         # The same release always shows the same one; which one depends on the salt, not the letter.
-        assert check_question(released, salt, ["d", "c", "b", "a"]).feedback == result.feedback
+        assert check_question(released, ReleasedKey(salt), ["d", "c", "b", "a"]).feedback == result.feedback
         shown.add(per_choice[0][1])
     assert shown == set(wrong)
 
@@ -150,7 +150,7 @@ def test_no_subset_of_picks_opens_more_than_one_choice_feedback():
     question, released = _cost_model_facts(SALTS[0])
     for size in range(1, 5):
         for picks in combinations("abcd", size):
-            result = check_question(released, SALTS[0], list(picks))
+            result = check_question(released, ReleasedKey(SALTS[0]), list(picks))
             per_choice = [f for f in result.feedback if f.startswith("(")]
             assert len(per_choice) <= 1, picks
             picked_wrong = [l for l in picks if not question.choices["abcd".index(l)].correct]

@@ -113,7 +113,7 @@ def test_multi_line_text_is_written_as_a_literal_block():
 
 
 def test_how_many_entries_a_choice_question_has_says_nothing_of_how_many_choices_are_right(tmp_path):
-    from autograder.quiz.checking import picked_choice_feedback
+    from autograder.quiz.checking import ReleasedKey, picked_choice_feedback
     from autograder.quiz.model import ReleasedQuestion
 
     def released_with(correct: set[str]):
@@ -134,4 +134,4 @@ def test_how_many_entries_a_choice_question_has_says_nothing_of_how_many_choices
     assert len({len(e["text"]) for e in one["respond"]}) == 1  # decoys as long as the real feedback
     assert release(load_instructor(tmp_path / "a.yaml")[0], "cd" * 16)["questions"][0] == one  # reproducible
     # No answer opens a decoy: a wrong pick still gets exactly its own feedback.
-    assert picked_choice_feedback(ReleasedQuestion(one, 1), "cd" * 16, ["d"]) == ["(d) Not d, for a reason."]
+    assert picked_choice_feedback(ReleasedQuestion(one, 1), ReleasedKey("cd" * 16), ["d"]) == ["(d) Not d, for a reason."]
