@@ -1,11 +1,18 @@
+from dataclasses import asdict
+from itertools import combinations
+
 import pytest
 
+from autograder.quiz import hashing
 from autograder.quiz.answers import AnswerSheet
-from autograder.quiz.checking import ReleasedKey, check_question, check_quiz
+from autograder.quiz.checking import InstructorKey, ReleasedKey, check_question, check_quiz
 from autograder.quiz.key import answer_key
 from autograder.quiz.loading import load, load_instructor
 from autograder.quiz.model import ReleasedQuestion
 from autograder.quiz.release import release, write_released
+from autograder.quiz.rules import accepted_texts
+
+from .conftest import COURSE_QUIZZES
 
 
 @pytest.fixture
@@ -116,8 +123,6 @@ def _cost_model_facts(salt):
     from autograder.quiz.model import ReleasedQuestion
     from autograder.quiz.release import release_question
 
-    from .conftest import COURSE_QUIZZES
-
     quiz, _ = load_instructor(next(p for p in COURSE_QUIZZES if p.stem == "two-levels"))
     question = quiz.question("cost-model-facts")
     return question, ReleasedQuestion(release_question(question, salt))
@@ -155,3 +160,124 @@ def test_no_subset_of_picks_opens_more_than_one_choice_feedback():
             assert len(per_choice) <= 1, picks
             picked_wrong = [l for l in picks if not question.choices["abcd".index(l)].correct]
             assert bool(per_choice) == (bool(picked_wrong) and result.status == "wrong"), picks
+
+
+# ---- the instructor copy's plain key gives what the released copy's hashes give -------------------
+
+def _answers_for(question, shown):
+    """Right, wrong, partial and odd answers for one question (`shown`: its released form)."""
+    letters = shown.letters
+    if question.type == "single":
+        return [None, *letters]
+    if question.type == "multiple":  # every pick, so partial answers and picks with two feedbacks too
+        return [list(c) for n in range(1, len(letters) + 1) for c in combinations(letters, n)]
+    if question.type == "ordering":
+        key = question.ordering_key()
+        return [key, key[::-1], key[1:] + key[:1], [key[1], key[0], *key[2:]]]  # right, wrong, nearly right
+    if question.type == "numeric":
+        tol = question.tolerance
+        mistakes = [m.answer for m in question.mistakes]
+        return [question.answer, question.answer + tol / 2, question.answer + tol * 1.5 + 0.01, 0.0, -1.0,
+                *mistakes, *(m + tol / 2 for m in mistakes), 1e300, -1e300]
+    if question.type == "text":
+        texts = accepted_texts({"accept": question.accept, "patterns": question.patterns,
+                                "case_sensitive": question.case_sensitive})[:4]
+        mistakes = [m.answer for m in question.mistakes]
+        return [*texts, *mistakes, *(f"`{m}`." for m in mistakes), f"`{texts[0]}`.", " " + texts[0].upper(),
+                f".{texts[0]}", "`", "no idea"]
+    return [None]  # code: not graded here (skip_code), the same data either way
+
+
+def _both_copies(path, tmp_path):
+    quiz, _ = load_instructor(path)
+    out = tmp_path / f"{path.stem}.released.yaml"
+    write_released(release(quiz), out)
+    return quiz, load(path).released, load(out).released
+
+
+QUIZ_FILES = ["sample", *(p.stem for p in COURSE_QUIZZES)]
+
+
+def _quiz_path(name, sample_quiz_file):
+    return sample_quiz_file if name == "sample" else next(p for p in COURSE_QUIZZES if p.stem == name)
+
+
+@pytest.mark.parametrize("name", QUIZ_FILES)
+def test_the_instructor_copy_checks_every_answer_as_its_released_copy_does(name, sample_quiz_file, tmp_path):
+    quiz, instructor, released = _both_copies(_quiz_path(name, sample_quiz_file), tmp_path)
+    assert isinstance(instructor.key, InstructorKey) and isinstance(released.key, ReleasedKey)
+    kinds = set()
+    for question, plain, hashed in zip(quiz.questions, instructor.questions, released.questions, strict=True):
+        assert plain.data == {k: v for k, v in hashed.data.items() if k not in ("accept", "respond", "integrity")}
+        for answer in _answers_for(question, hashed):
+            results = [asdict(check_question(q, copy.key, answer, skip_code=True))
+                       for q, copy in ((plain, instructor), (hashed, released))]
+            assert results[0] == results[1], (question.id, answer)
+            kinds.add((question.type, results[0]["status"], bool(results[0]["feedback"])))
+    if name == "sample":  # every kind of question, right and wrong, and wrong with its own feedback
+        assert {(t, s) for t, s, _ in kinds} >= {(t, s) for t in ("single", "multiple", "numeric", "text", "ordering")
+                                                 for s in ("correct", "wrong")}
+        assert {t for t, s, f in kinds if s == "wrong" and f} >= {"single", "multiple", "numeric", "text", "ordering"}
+
+
+@pytest.mark.parametrize("name", QUIZ_FILES)
+def test_whole_sheets_give_the_same_report_from_both_copies(name, sample_quiz_file, tmp_path):
+    quiz, instructor, released = _both_copies(_quiz_path(name, sample_quiz_file), tmp_path)
+    key = answer_key(quiz)
+    wrong = {q.id: _answers_for(q, s)[-1] for q, s in zip(quiz.questions, released.questions)}
+    partial = dict(key, **{q.id: wrong[q.id] for q in quiz.questions[::2]})
+    for sheet in (key, wrong, partial, {}):
+        reports = [check_quiz(copy, AnswerSheet(answers=sheet), skip_code=True).to_dict()
+                   for copy in (instructor, released)]
+        assert reports[0] == reports[1]
+    assert check_quiz(instructor, AnswerSheet(answers=key), skip_code=True).all_correct
+
+
+@pytest.fixture
+def slow_keys(monkeypatch):
+    """Counts PBKDF2 runs (with the key caches emptied, so none is hidden by an earlier test)."""
+    runs = []
+    pbkdf2 = hashing.hashlib.pbkdf2_hmac
+
+    def counted(*args, **kwargs):
+        runs.append(args)
+        return pbkdf2(*args, **kwargs)
+
+    hashing.derive_key.cache_clear()
+    hashing._slow_salt.cache_clear()
+    monkeypatch.setattr(hashing.hashlib, "pbkdf2_hmac", counted)
+    yield runs
+    hashing.derive_key.cache_clear()
+    hashing._slow_salt.cache_clear()
+
+
+def test_checking_an_instructor_copy_derives_no_slow_key(slow_keys, sample_quiz_file):
+    loaded = load(sample_quiz_file)
+    quiz = loaded.released
+    for question, original in zip(quiz.questions, loaded.quiz.questions):
+        for answer in _answers_for(original, question):
+            check_question(question, quiz.key, answer, skip_code=True)
+    assert check_quiz(quiz, AnswerSheet(answers=answer_key(loaded.quiz))).all_correct
+    assert slow_keys == []
+
+
+def test_a_released_copy_is_still_checked_through_slow_keys(slow_keys, sample_quiz_file, tmp_path):
+    instructor, _ = load_instructor(sample_quiz_file)
+    out = tmp_path / "released.yaml"
+    write_released(release(instructor), out)
+    hashing.derive_key.cache_clear()  # releasing derived the very keys the key answers need
+    slow_keys.clear()
+    assert check_quiz(load(out).released, AnswerSheet(answers=answer_key(instructor))).all_correct
+    assert len(slow_keys) >= 6 and all(run[3] == hashing.ITERATIONS for run in slow_keys)
+
+
+def test_only_ranking_two_picked_feedbacks_costs_the_instructor_copy_slow_keys(slow_keys):
+    """Which of two picked wrong choices shows its feedback is decided by their salted checks, as
+    in the released copy, so the instructor copy then derives the salt and those two keys."""
+    quiz = load(next(p for p in COURSE_QUIZZES if p.stem == "two-levels")).released
+    question = next(q for q in quiz.questions if q.id == "cost-model-facts")
+    check_question(question, quiz.key, ["a", "b"])  # one picked choice with feedback: nothing to rank
+    assert slow_keys == []
+    check_question(question, quiz.key, ["a", "b", "c", "d"])  # two (a and c)
+    assert len(slow_keys) == 1 + 2  # the salt, then the key of each of the two
+    assert [run[3] for run in slow_keys] == [hashing.ITERATIONS] * 3
