@@ -235,20 +235,15 @@ def test_whole_sheets_give_the_same_report_from_both_copies(name, sample_quiz_fi
 
 @pytest.fixture
 def slow_keys(monkeypatch):
-    """Counts PBKDF2 runs (with the key caches emptied, so none is hidden by an earlier test)."""
-    runs = []
-    pbkdf2 = hashing.hashlib.pbkdf2_hmac
+    """Every call for a slow key, an answer's (derive_key) or a salt's (_slow_salt), cached or not."""
+    calls = []
+    for name in ("derive_key", "_slow_salt"):
+        def counted(*args, _original=getattr(hashing, name), _name=name):
+            calls.append((_name, *args))
+            return _original(*args)
 
-    def counted(*args, **kwargs):
-        runs.append(args)
-        return pbkdf2(*args, **kwargs)
-
-    hashing.derive_key.cache_clear()
-    hashing._slow_salt.cache_clear()
-    monkeypatch.setattr(hashing.hashlib, "pbkdf2_hmac", counted)
-    yield runs
-    hashing.derive_key.cache_clear()
-    hashing._slow_salt.cache_clear()
+        monkeypatch.setattr(hashing, name, counted)
+    return calls
 
 
 def test_checking_an_instructor_copy_derives_no_slow_key(slow_keys, sample_quiz_file):
@@ -265,10 +260,9 @@ def test_a_released_copy_is_still_checked_through_slow_keys(slow_keys, sample_qu
     instructor, _ = load_instructor(sample_quiz_file)
     out = tmp_path / "released.yaml"
     write_released(release(instructor), out)
-    hashing.derive_key.cache_clear()  # releasing derived the very keys the key answers need
     slow_keys.clear()
     assert check_quiz(load(out).released, AnswerSheet(answers=answer_key(instructor))).all_correct
-    assert len(slow_keys) >= 6 and all(run[3] == hashing.ITERATIONS for run in slow_keys)
+    assert len(slow_keys) >= 6 and {call[0] for call in slow_keys} == {"derive_key"}
 
 
 def test_only_ranking_two_picked_feedbacks_costs_the_instructor_copy_slow_keys(slow_keys):
@@ -279,5 +273,5 @@ def test_only_ranking_two_picked_feedbacks_costs_the_instructor_copy_slow_keys(s
     check_question(question, quiz.key, ["a", "b"])  # one picked choice with feedback: nothing to rank
     assert slow_keys == []
     check_question(question, quiz.key, ["a", "b", "c", "d"])  # two (a and c)
-    assert len(slow_keys) == 1 + 2  # the salt, then the key of each of the two
-    assert [run[3] for run in slow_keys] == [hashing.ITERATIONS] * 3
+    assert [(call[0], call[-1]) for call in slow_keys][1:] == [("derive_key", "a"), ("derive_key", "c")]
+    assert slow_keys[0][0] == "_slow_salt" and len(slow_keys) == 3  # the salt, then the key of each of the two
