@@ -1,6 +1,14 @@
-"""Check answers against a released quiz; the same code serves both copies and every front-end."""
+"""Check answers against a quiz; the same code serves both copies and every front-end.
+
+What differs between the copies is only how an answer opens an entry of the key (QuizKey): a
+released copy holds salted hashes and each try costs a slow key (ReleasedKey); an instructor copy
+holds the key in plain text, so its answers are looked up in the same entries release() would
+hash, without deriving a key (InstructorKey). Everything else (canonical forms, the order in which
+they are tried, which feedback is shown) is one code path, so both copies give the same results.
+"""
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -8,7 +16,8 @@ from typing import Any
 from . import code_questions, hashing
 from .answers import AnswerSheet
 from .diagnostics import Problem
-from .model import ReleasedQuestion, ReleasedQuiz
+from .model import Quiz, ReleasedQuestion, ReleasedQuiz
+from .release import ACCEPT, RESPOND, instructor_content, key_entries
 
 # A text answer that matches nothing as typed is tried again without what a student adds when
 # writing a sentence or Markdown: first without the backticks around it (`compute_at`), then also
@@ -20,6 +29,56 @@ _BACKTICKS_AND_PUNCTUATION = re.compile(r"^[` ]+|[`.,;:!? ]+$")
 # Statuses that count towards the total, and those that do not.
 SCORED = ("correct", "wrong", "unanswered", "invalid", "ungraded")
 NOT_SCORED = ("edited", "skipped")
+
+
+class QuizKey:
+    """How answers open a quiz's key: `open` gives the text of the entry of `accept` or `respond`
+    (`kind`) that an answer's canonical form matches, or None; `choice_rank` orders picked
+    choices (see picked_choice_feedback) by their salted check, as the released copy defines it."""
+
+    salt: str
+
+    def open(self, question: ReleasedQuestion, kind: str, purpose: str, canonical: str) -> str | None:
+        raise NotImplementedError
+
+    def choice_rank(self, question: ReleasedQuestion, letter: str) -> str:
+        return hashing.check_of(hashing.derive_key(self.salt, question.id, hashing.CHOICE, letter))
+
+
+class ReleasedKey(QuizKey):
+    """A released copy's key: salted hashes, each try a slow key (hashing.open_entry)."""
+
+    def __init__(self, salt: str) -> None:
+        self.salt = salt
+
+    def open(self, question, kind, purpose, canonical):
+        entries = question.accept if kind == ACCEPT else question.respond
+        return hashing.open_entry(entries, self.salt, question.id, purpose, canonical)
+
+
+class InstructorKey(QuizKey):
+    """An instructor copy's key, in plain text: the entries release() hashes (release.key_entries),
+    looked up directly. An answer opens what it would open in the released copy (the first entry
+    with its canonical form, as the hashed entries are sorted stably), and no key is derived. Only
+    choice_rank needs the salt and slow keys, when two picked choices both have feedback; the
+    salt is then derived once (lazily), as release() does. Nothing built from this is released:
+    what students get is always release()'s slow hashes."""
+
+    def __init__(self, quiz: Quiz) -> None:
+        self._quiz = quiz
+        self._tables: dict[tuple[str, str], dict[tuple[str, str], str]] = {}
+        for question in quiz.questions:
+            for kind in (ACCEPT, RESPOND):
+                table = self._tables.setdefault((question.id, kind), {})
+                for purpose, canonical, text in key_entries(question, kind):
+                    table.setdefault((purpose, canonical), text)
+
+    @functools.cached_property
+    def salt(self) -> str:
+        return hashing.stable_salt(instructor_content(self._quiz))
+
+    def open(self, question, kind, purpose, canonical):
+        return self._tables.get((question.id, kind), {}).get((purpose, canonical))
 
 
 @dataclass
@@ -69,8 +128,8 @@ class QuizReport:
         }
 
 
-def check_question(question: ReleasedQuestion, salt: str, answer: Any, *, skip_code: bool = False) -> QuestionResult:
-    """Check one parsed answer (see answers.parse_answer); None means unanswered."""
+def check_question(question: ReleasedQuestion, key: QuizKey, answer: Any, *, skip_code: bool = False) -> QuestionResult:
+    """Check one parsed answer (see answers.parse_answer) against the quiz's key; None means unanswered."""
     result = QuestionResult(question.id, question.type, "unanswered")
     if question.type == "code" and skip_code:
         result.status = "skipped"
@@ -93,12 +152,12 @@ def check_question(question: ReleasedQuestion, salt: str, answer: Any, *, skip_c
         result.messages.append(f"{answer} is far outside any accepted answer")
         return result
     for canonical in canonicals:
-        explanation = hashing.open_entry(question.accept, salt, question.id, hashing.ANSWER, canonical)
+        explanation = key.open(question, ACCEPT, hashing.ANSWER, canonical)
         if explanation is not None:
             result.status, result.explanation = "correct", explanation
             return result
     result.status = "wrong"
-    result.feedback = _targeted_feedback(question, salt, answer, canonicals)
+    result.feedback = _targeted_feedback(question, key, answer, canonicals)
     if question.feedback:
         result.feedback.append(question.feedback)
     return result
@@ -129,17 +188,17 @@ def canonical_answer(question: ReleasedQuestion, answer: Any) -> str:
     raise ValueError(f"no canonical form for a {question.type} question")
 
 
-def _targeted_feedback(question: ReleasedQuestion, salt: str, answer: Any, canonicals: list[str]) -> list[str]:
+def _targeted_feedback(question: ReleasedQuestion, key: QuizKey, answer: Any, canonicals: list[str]) -> list[str]:
     if question.type == "multiple":
-        return picked_choice_feedback(question, salt, answer)
+        return picked_choice_feedback(question, key, answer)
     for canonical in canonicals:
-        text = hashing.open_entry(question.respond, salt, question.id, hashing.ANSWER, canonical)
+        text = key.open(question, RESPOND, hashing.ANSWER, canonical)
         if text:
             return [text]
     return []
 
 
-def picked_choice_feedback(question: ReleasedQuestion, salt: str, letters: list[str]) -> list[str]:
+def picked_choice_feedback(question: ReleasedQuestion, key: QuizKey, letters: list[str]) -> list[str]:
     """The feedback of at most one picked wrong choice of a multiple-choice question.
 
     Showing the feedback of every wrong pick would make ticking every box an oracle: the choices
@@ -147,12 +206,16 @@ def picked_choice_feedback(question: ReleasedQuestion, salt: str, letters: list[
     the one whose check (hex) is smallest. The check is salted, so this order is new with every
     release and says nothing about the other picks; quiz.js targetedFeedback does the same.
     """
-    for _check, letter in sorted((hashing.check_of(hashing.derive_key(salt, question.id, hashing.CHOICE, letter)),
-                                  letter) for letter in letters):
-        text = hashing.open_entry(question.respond, salt, question.id, hashing.CHOICE, letter)
+    opened = {}
+    for letter in dict.fromkeys(letters):
+        text = key.open(question, RESPOND, hashing.CHOICE, letter)
         if text:
-            return [f"({letter}) {text}"]
-    return []
+            opened[letter] = text
+    if not opened:
+        return []
+    # Ranked only when there is a choice to make: from an instructor copy, ranking costs slow keys.
+    letter = next(iter(opened)) if len(opened) == 1 else min(opened, key=lambda l: key.choice_rank(question, l))
+    return [f"({letter}) {opened[letter]}"]
 
 
 def check_quiz(quiz: ReleasedQuiz, sheet: AnswerSheet, *, skip_code: bool = False,
@@ -165,5 +228,5 @@ def check_quiz(quiz: ReleasedQuiz, sheet: AnswerSheet, *, skip_code: bool = Fals
         elif question.id in sheet.refused:
             results.append(QuestionResult(question.id, question.type, "invalid", messages=[sheet.refused[question.id]]))
         else:
-            results.append(check_question(question, quiz.salt, sheet.answers.get(question.id), skip_code=skip_code))
+            results.append(check_question(question, quiz.key, sheet.answers.get(question.id), skip_code=skip_code))
     return QuizReport(quiz.id, quiz.title, results, list(problems or []) + sheet.problems)

@@ -1,20 +1,29 @@
-"""The released-copy scheme: canonical answers, salted SHA-256, sealed texts, integrity.
+"""The released-copy scheme: canonical answers, a slow salted key, sealed texts, integrity.
 
 This module is the single source of truth for how a released quiz checks answers. The browser
-version (WebCrypto SHA-256) must reproduce it exactly; quizzes/README.md describes the same
-rules in prose. Everything here uses SHA-256 and nothing else.
+version (WebCrypto PBKDF2 and SHA-256) must reproduce it exactly; quizzes/README.md describes the
+same rules in prose. Everything here is PBKDF2-HMAC-SHA256 or SHA-256.
 
-    key(q, purpose, canonical) = SHA-256(UTF-8(SCHEME "\n" salt "\n" q "\n" purpose "\n" canonical))
+    key(q, purpose, canonical) = PBKDF2-HMAC-SHA256(password = UTF-8(canonical),
+                                     salt = UTF-8(SCHEME "\n" salt "\n" q "\n" purpose),
+                                     ITERATIONS, 32 bytes)
     check                      = hex(SHA-256(key))
     keystream(key)             = SHA-256(key || be32(0)) || SHA-256(key || be32(1)) || ...
     sealed text                = base64(UTF-8(text) XOR keystream(key))
 
 An answer is correct when its check is among the question's `accept` checks; the matching
 entry's sealed text (the explanation) then opens with the same key.
+
+Why PBKDF2: the checks are public, so anyone can test guesses offline; a key that costs
+ITERATIONS hash rounds makes each guess cost about as much as a student's own check (some 30 ms
+in a browser), so trying every integer up to 100,000 takes about an hour in a page instead of
+seconds. It cannot hide a small answer space (four choices, a few orderings) and does not stop
+someone with a GPU and patience; see quizzes/README.md, "What the hashing does not do".
 """
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import math
@@ -22,7 +31,9 @@ import secrets
 import struct
 import unicodedata
 
-SCHEME = "tvm-course-quiz/v1"
+SCHEME = "tvm-course-quiz/v2"
+# Part of the scheme (not of the file), so a released copy cannot be edited into a cheap one.
+ITERATIONS = 100_000
 # Purposes keep the hashed strings of different kinds apart.
 ANSWER = "answer"  # the whole answer to a question
 CHOICE = "choice"  # one picked choice of a multiple-choice question (canonical: its letter)
@@ -39,9 +50,28 @@ def new_salt() -> str:
     return secrets.token_hex(16)
 
 
+def stable_salt(instructor_copy: object) -> str:
+    """The salt of a quiz as long as its instructor copy is unchanged: 32 hex digits.
+
+    A rebuilt site then releases the same hashes, so a student's kept answers still apply. It
+    is derived from the whole instructor copy (answers, explanations, feedback) with the same
+    slow key as the answers: testing a guess against the salt means guessing every secret of
+    the quiz at once, at the cost of one check, so it is never a cheaper way in than a check.
+    Any change to the quiz gives a new salt, as a new release did before."""
+    return _slow_salt(canonical_json(instructor_copy))
+
+
+@functools.lru_cache(maxsize=256)
+def _slow_salt(copy: str) -> str:
+    return hashlib.pbkdf2_hmac("sha256", copy.encode("utf-8"), f"{SCHEME}\nsalt".encode("utf-8"), ITERATIONS, 16).hex()
+
+
+# Each key costs ITERATIONS rounds, and releasing or checking the same quiz again in one process
+# (a site build, `quiz take`, the tests) asks for the same keys again.
+@functools.lru_cache(maxsize=16384)
 def derive_key(salt: str, question_id: str, purpose: str, canonical: str) -> bytes:
-    text = "\n".join((SCHEME, salt, question_id, purpose, canonical))
-    return hashlib.sha256(text.encode("utf-8")).digest()
+    context = "\n".join((SCHEME, salt, question_id, purpose))
+    return hashlib.pbkdf2_hmac("sha256", canonical.encode("utf-8"), context.encode("utf-8"), ITERATIONS, 32)
 
 
 def check_of(key: bytes) -> str:

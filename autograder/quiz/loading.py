@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import hashing, rules
+from .checking import InstructorKey, ReleasedKey
 from .diagnostics import Problem, QuizFileError
 from .model import Question, Quiz, ReleasedQuestion, ReleasedQuiz
-from .release import release
+from .release import shown_fields
 from .schema import schema_problems
 from .yaml_lines import LinedData, YamlProblem, load_lined_file
 
@@ -20,7 +21,7 @@ from .yaml_lines import LinedData, YamlProblem, load_lined_file
 class Loaded:
     kind: str  # "instructor" or "released"
     quiz: Quiz | None = None  # instructor copies only
-    released: ReleasedQuiz | None = None  # always (instructor copies are released in memory)
+    released: ReleasedQuiz | None = None  # always (for an instructor copy, its instructor_view)
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -39,15 +40,15 @@ def load(path: str | Path) -> Loaded:
     if is_released_data(lined.data):
         return _load_released(lined, file)
     quiz, problems = _load_instructor(lined, file)
-    return Loaded("instructor", quiz, release_in_memory(quiz), problems)
+    return Loaded("instructor", quiz, instructor_view(quiz), problems)
 
 
-def release_in_memory(quiz: Quiz) -> ReleasedQuiz:
-    """What the student copy would be (with a fresh salt), for taking or checking an instructor copy."""
-    document = release(quiz)
-    lines = [q.line for q in quiz.questions]
-    questions = [ReleasedQuestion(q, line) for q, line in zip(document["questions"], lines)]
-    return ReleasedQuiz(quiz.id, quiz.title, quiz.lesson, document["released"]["salt"], questions,
+def instructor_view(quiz: Quiz) -> ReleasedQuiz:
+    """An instructor copy for taking or checking: each question shows what its released copy
+    would show, and answers are checked against the plain key, with the results the released
+    copy gives but without deriving its slow keys (see checking.InstructorKey)."""
+    questions = [ReleasedQuestion(shown_fields(q), q.line) for q in quiz.questions]
+    return ReleasedQuiz(quiz.id, quiz.title, quiz.lesson, InstructorKey(quiz), questions,
                         quiz.intro, quiz.path, from_instructor_copy=True)
 
 
@@ -137,6 +138,6 @@ def _load_released(lined: LinedData, file: str) -> Loaded:
         problems.append(Problem(file, lined.line_of(("released", "integrity")), "released.integrity",
                                 "the file was changed after release (title, salt or the list of questions); "
                                 "release it again from the instructor copy", "warning"))
-    released_quiz = ReleasedQuiz(data["id"], data["title"], data["lesson"], salt, _first_of_each_id(kept),
+    released_quiz = ReleasedQuiz(data["id"], data["title"], data["lesson"], ReleasedKey(salt), _first_of_each_id(kept),
                                  data.get("intro"), file, edited)
     return Loaded("released", None, released_quiz, sorted(problems, key=lambda p: (p.line or 0, p.key)))

@@ -1,15 +1,20 @@
 """The quiz as its author wrote it (instructor copy), and as students get it (released copy).
 
 Both are built from data that has already passed the schema, so field access here is safe.
-Renderers and the checker only ever see a `ReleasedQuiz`: an instructor copy is released in
-memory before it is taken or checked, so both copies check through the same code.
+Renderers and the checker only ever see a `ReleasedQuiz`: an instructor copy is shown as its
+released copy would be (the same fields, loading.instructor_view) and checked through its plain
+key instead of hashes (checking.InstructorKey), so both copies check through the same code.
 """
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .hashing import LETTERS
+
+if TYPE_CHECKING:
+    from .checking import QuizKey
 
 TYPE_NAMES = {
     "single": "single choice",
@@ -112,7 +117,8 @@ class Quiz:
 
 @dataclass
 class ReleasedQuestion:
-    """One question of a released copy: the released data, read through properties."""
+    """One question of a released copy: the released data, read through properties. From an
+    instructor copy, the data has no `accept`, `respond` or `integrity` (its key is plain)."""
 
     data: dict
     line: int | None = None
@@ -141,7 +147,7 @@ class ReleasedQuiz:
     id: str
     title: str
     lesson: str
-    salt: str
+    key: "QuizKey"  # checking.ReleasedKey (the file's salt and hashes) or checking.InstructorKey
     questions: list[ReleasedQuestion]
     intro: str | None = None
     path: str = "<quiz>"

@@ -95,12 +95,12 @@ def take(quiz: ReleasedQuiz, ask: Callable[[str], str] = ask_stdin, out: TextIO 
         if question.id in quiz.edited:
             result = QuestionResult(question.id, question.type, "edited", messages=["changed after release; not scored"])
         elif question.type == "code" and skip_code:
-            result = check_question(question, quiz.salt, None, skip_code=True)
+            result = check_question(question, quiz.key, None, skip_code=True)
         else:
             answer = _read_answer(question, ask, out)
             if question.type == "code" and answer is not None and not skip_code:
                 print("  grading your schedule (this compiles and runs it)...", file=out, flush=True)
-            result = check_question(question, quiz.salt, answer, skip_code=skip_code)
+            result = check_question(question, quiz.key, answer, skip_code=skip_code)
         results.append(result)
         print(format_result(result), file=out)
     report = QuizReport(quiz.id, quiz.title, results)

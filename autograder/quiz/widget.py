@@ -1,8 +1,9 @@
 """The notebook front-end: `show(quiz)` renders a quiz with ipywidgets.
 
 Each question gets an input, a Check button and a feedback area; a label under the quiz keeps
-the running score, "k / n correct". It works from the instructor copy or a released copy alike
-(an instructor copy is released in memory first), so a notebook never needs the plain key.
+the running score, "k / n correct". It works from the instructor copy or a released copy alike:
+a notebook given a released copy never needs the plain key, and one given the instructor copy
+checks against its plain key at once (no slow keys), with the same results.
 """
 from __future__ import annotations
 
@@ -105,7 +106,7 @@ class QuestionView:
             return self.result or QuestionResult(q.id, q.type, "invalid", messages=[str(err)])
         if q.type == "code" and answer is not None:
             self.feedback.value = "<i>grading your schedule (compiles and runs it)...</i>"
-        self.result = check_question(q, self.quiz.salt, answer)
+        self.result = check_question(q, self.quiz.key, answer)
         self.feedback.value = self._render(self.result)
         self._on_checked()
         return self.result

@@ -6,11 +6,15 @@
                                              notebook executed, then its quiz
     _site/lessons/figures/<lesson id>-<n>.*  the lesson's figures (SVG, or PNG at twice their size)
     _site/notebooks/<notebook>.ipynb         each lesson's notebook to download, outputs stripped
+    _site/notebooks/<notebook>.ipynb.js      the same as a script: from file://, where a browser shows
+                                             a linked .ipynb as text, site.js downloads this one
     _site/quizzes/<quiz id>.released.yaml    the released quiz, for checking code answers locally
-    _site/assets/                            the stylesheet, the page and quiz scripts, the icon
+    _site/assets/                            the stylesheet, the page and quiz scripts, the icon, and
+                                             search-index.js (search.py)
 
-Every page has the course map (a sidebar, or a menu on a narrow screen), previous / next links
-and, on a lesson page, a table of contents; see navigation.py and page_structure.py. With a
+Every page has the course map (a sidebar, or a menu on a narrow screen), a search box, previous /
+next links and, on a lesson page, a table of contents (on the right of a wide screen, following
+the reader's place); see navigation.py, page_structure.py and search.py. With a
 `repository` (the course's public GitHub repository), lesson pages also link Colab and Binder.
 
 The slow part, executing the lessons, goes through executed.executed_notebook and its cache,
@@ -30,7 +34,7 @@ from typing import Callable
 
 from autograder import syllabus as syllabus_module
 
-from . import DEFAULT_OUT, course_map, pages
+from . import DEFAULT_OUT, course_map, pages, search
 from .executed import MeasuredOn, cached_path, executed_notebook
 from .navigation import course_nav
 from .notebook_html import render_notebook
@@ -42,6 +46,7 @@ MARKER = ".tvm-course-site"
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 STATIC_FILES = ("site.css", "site.js", "quiz-hashing.js", "quiz.js", "favicon.svg")
 HIGHLIGHT_STYLE = "default"
+HIGHLIGHT_STYLE_DARK = "github-dark"
 
 
 class SiteBuildError(RuntimeError):
@@ -102,6 +107,8 @@ def build_site(out: str | Path = DEFAULT_OUT, syllabus_path: str | Path = syllab
         lesson_pages = {Path(lesson.notebook).name: f"{lesson.id}.html"
                         for unit in syllabus.units for lesson in unit.lessons}
         question_counts: dict[str, course_map.QuizCount] = {}
+        released: dict[str, dict] = {}  # lesson id -> its released quiz
+        index: list[dict] = []
         for unit in syllabus.units:
             for lesson in unit.lessons:
                 notebook_path = root / lesson.notebook
@@ -111,6 +118,7 @@ def build_site(out: str | Path = DEFAULT_OUT, syllabus_path: str | Path = syllab
                 (report.from_cache if cached else report.executed).append(lesson.notebook)
                 document = released_document(root / lesson.quiz)
                 question_counts[lesson.id] = course_map.QuizCount.of(document)
+                released[lesson.id] = document
                 page = course_map.lesson_page(lesson.id)
                 released_file = f"quizzes/{document['id']}.released.yaml"
                 _write(staging / released_file, released_yaml(document))
@@ -119,7 +127,9 @@ def build_site(out: str | Path = DEFAULT_OUT, syllabus_path: str | Path = syllab
                 for figure in rendered.figures:
                     _write_bytes(staging / Path(page).parent / figure.file, figure.data)
                 links = links_for(lesson.notebook, repository)
-                _write(staging / links.download, stripped_notebook(notebook_path))
+                notebook_text = stripped_notebook(notebook_path)
+                _write(staging / links.download, notebook_text)
+                _write(staging / (links.download + ".js"), notebook_script(links.download_name, notebook_text))
                 quiz_html = render_quiz(document, released_file=f"../{released_file}")
                 assignments = [a for a in unit.assignments if a.after == lesson.id]
                 toc = [*rendered.toc, TocEntry(2, "check-yourself", "Check yourself")]
@@ -133,7 +143,12 @@ def build_site(out: str | Path = DEFAULT_OUT, syllabus_path: str | Path = syllab
                     quiz_html=quiz_html, assignments=assignments, measured_on=MeasuredOn.of(notebook))
                 _write(staging / page, html)
                 report.pages.append(page)
-        _write(staging / "index.html", course_map.render_map(syllabus, question_counts))
+                lesson_title = rendered.title or lesson.title
+                index += search.lesson_entries(lesson_title, page, rendered.body_html)
+                index += search.quiz_entries(lesson_title, page, document)
+        index += search.map_entries(course_map.map_entries(syllabus, question_counts))
+        _write(staging / "assets" / "search-index.js", search.index_script(index))
+        _write(staging / "index.html", course_map.render_map(syllabus, question_counts, released))
         report.pages.insert(0, "index.html")
         _write(staging / MARKER, "Built by `tvm-course site build`; the next build replaces this folder.\n")
         _replace(out, staging)
@@ -142,6 +157,11 @@ def build_site(out: str | Path = DEFAULT_OUT, syllabus_path: str | Path = syllab
         raise
     report.seconds = time.monotonic() - started
     return report
+
+
+def notebook_script(name: str, text: str) -> str:
+    """The notebook as a script that hands its text to site.js (a page on file:// can load it)."""
+    return f"window.TvmCourseNotebook && window.TvmCourseNotebook({pages.script_json(name)}, {pages.script_json(text)});\n"
 
 
 def _check_replaceable(out: Path) -> None:
@@ -167,10 +187,16 @@ def _write_assets(staging: Path) -> None:
     assets.mkdir(parents=True)
     for name in STATIC_FILES:
         shutil.copyfile(STATIC_DIR / name, assets / name)
-    # Code in lessons is highlighted by nbconvert with Pygments classes under .highlight.
-    highlight = HtmlFormatter(style=HIGHLIGHT_STYLE).get_style_defs(".highlight")
+    # Code in lessons is highlighted by nbconvert with Pygments classes under .highlight; the
+    # block's background is the stylesheet's (--code-bg), so that both styles sit on a colour
+    # their contrast was checked against.
+    light = HtmlFormatter(style=HIGHLIGHT_STYLE).get_style_defs(".highlight")
+    dark = HtmlFormatter(style=HIGHLIGHT_STYLE_DARK).get_style_defs(".highlight")
     with open(assets / "site.css", "a", encoding="utf-8") as stream:
-        stream.write("\n/* Pygments '" + HIGHLIGHT_STYLE + "' style, for highlighted code */\n" + highlight + "\n")
+        stream.write("\n/* Pygments '" + HIGHLIGHT_STYLE + "' style, for highlighted code */\n" + light + "\n"
+                     "/* Pygments '" + HIGHLIGHT_STYLE_DARK + "' style, where the reader prefers dark */\n"
+                     "@media (prefers-color-scheme: dark) {\n" + dark + "\n}\n"
+                     ".highlight, .highlight pre { background: transparent; }\n")
 
 
 def _replace(out: Path, staging: Path) -> None:

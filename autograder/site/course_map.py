@@ -46,6 +46,7 @@ class LessonEntry:
     notebook: str
     quiz: QuizCount
     number: int = 0  # through the whole course, as the sidebar numbers lessons
+    released: dict | None = None  # the released quiz's id and integrity, for the reader's progress
 
 
 @dataclass
@@ -80,7 +81,16 @@ def map_entries(syllabus: Syllabus, question_counts: dict[str, QuizCount]) -> li
     return units
 
 
-def render_map(syllabus: Syllabus, question_counts: dict[str, QuizCount]) -> str:
+def render_map(syllabus: Syllabus, question_counts: dict[str, QuizCount],
+               released: dict[str, dict] | None = None) -> str:
+    """`released` maps a lesson id to its released quiz: the map then shows the reader's progress
+    in it, as the quiz's page last counted it (site.js, from what quiz.js kept)."""
     nav = course_nav(syllabus)
-    return pages.render("map.html", root="", course=syllabus.course, units=map_entries(syllabus, question_counts),
+    quizzes = {lesson_id: {"id": document["id"], "integrity": document["released"]["integrity"]}
+               for lesson_id, document in (released or {}).items()}
+    units = map_entries(syllabus, question_counts)
+    for unit, syllabus_unit in zip(units, syllabus.units):
+        for lesson, syllabus_lesson in zip(unit.lessons, syllabus_unit.lessons):
+            lesson.released = quizzes.get(syllabus_lesson.id)
+    return pages.render("map.html", root="", course=syllabus.course, units=units,
                         nav=nav, current=None, toc=[], pager=nav.pager(None))

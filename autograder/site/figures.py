@@ -3,17 +3,20 @@
 Each image output of a code cell becomes a file next to the lesson page (`figures/<lesson>-<n>.svg`,
 `.png` or `.jpg`; SVG is preferred when the output has one) and, in the page, a <figure>:
 
-    <figure class="figure" id="figure-2">
-      <a class="figure-link" href="figures/two-levels-2.png"><img src=... width=... alt="SUMMARY"></a>
-      <figcaption>Figure 2 ...</figcaption>
-      <details class="figure-text"><summary>Figure 2 as text</summary><p>SUMMARY</p></details>
+    <figure class="figure" id="figure-2" style="--figure-width: 460px">
+      <div class="figure-frame"><a class="figure-link" href="figures/two-levels-2.png"><img src=... width=... alt="SUMMARY"></a></div>
+      <figcaption>Figure 2. SUMMARY (tap or click to enlarge)</figcaption>
     </figure>
 
 The image links to its own file, so a tap opens it large even without scripts (site.js opens it
 in a dialog instead). The summary the lessons' plot helpers attach (output metadata `alt`) is the
 image's alt text, which is how a screen reader meets it; the same sentence, which the helpers
 also print after the plot, is taken out of the cell's printed output so that it is not read
-twice, and kept for sighted readers behind the closed "as text" disclosure.
+twice, and is the caption for sighted readers (hidden from screen readers, which have it as the
+alt text already), so a caption says what the figure shows, not only its number.
+
+On a phone a figure keeps its drawn size and its frame scrolls sideways (site.css): shrunk to
+the screen's width, a plot's labels would be a few pixels tall.
 
 Size: a PNG is shown at the `width` (and `height`) its output metadata gives, as JupyterLab shows
 it: the lessons' plots and matplotlib's "retina" figures (which the site's lesson runs use, see
@@ -169,14 +172,15 @@ def figure_html(figure: Figure) -> str:
     size = "".join(f' {name}="{value}"' for name, value in (("width", figure.width), ("height", figure.height))
                    if value)
     alt = html.escape(figure.alt, quote=True)
-    text = (f'<details class="figure-text"><summary>Figure {figure.number} as text</summary>'
-            f"<p>{html.escape(figure.alt)}</p></details>" if figure.described else "")
-    return (f'<figure class="figure" id="figure-{figure.number}">'
-            f'<a class="figure-link" href="{figure.file}">'
-            f'<img src="{figure.file}"{size} alt="{alt}" decoding="async"></a>'
-            f'<figcaption><span class="figure-number">Figure {figure.number}</span>'
+    summary = (f'<span class="figure-summary" aria-hidden="true">{html.escape(figure.alt)}</span>'
+               if figure.described else "")
+    style = f' style="--figure-width: {figure.width}px"' if figure.width else ""
+    return (f'<figure class="figure" id="figure-{figure.number}"{style}>'
+            f'<div class="figure-frame"><a class="figure-link" href="{figure.file}">'
+            f'<img src="{figure.file}"{size} alt="{alt}" decoding="async"></a></div>'
+            f'<figcaption><span class="figure-number">Figure {figure.number}.</span> {summary}'
             f'<span class="figure-hint" aria-hidden="true"> (tap or click to enlarge)</span></figcaption>'
-            f"{text}</figure>")
+            "</figure>")
 
 
 def _without_lines(output: NotebookNode, lines: list[str]) -> NotebookNode | None:

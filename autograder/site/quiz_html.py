@@ -14,7 +14,7 @@ from pathlib import Path
 from autograder.quiz import QuizFileError, load_instructor, release
 from autograder.quiz.hashing import LETTERS
 from autograder.quiz.model import TYPE_NAMES
-from autograder.quiz.release import dump_yaml
+from autograder.quiz.release import dump_yaml, released_header
 
 from . import pages
 
@@ -24,7 +24,8 @@ class QuizBuildError(ValueError):
 
 
 def released_document(quiz_path: str | Path) -> dict:
-    """Validate the instructor copy and release it (a fresh salt); QuizBuildError if it has errors."""
+    """Validate the instructor copy and release it (its stable salt, so a rebuild releases the same
+    hashes and students' kept answers still apply); QuizBuildError if it has errors."""
     try:
         quiz, problems = load_instructor(quiz_path)
     except QuizFileError as err:
@@ -42,9 +43,7 @@ def _problem_lines(path: str | Path, problems) -> str:
 
 def released_yaml(document: dict) -> str:
     """The released copy as a student downloads it (what `tvm-course quiz release` writes)."""
-    header = (f"# Released copy of quiz {document['id']!r}: the answers are salted hashes.\n"
-              "# Check your answers with: tvm-course quiz check THIS_FILE ANSWERS.yaml\n")
-    return header + dump_yaml(document)
+    return released_header(document) + dump_yaml(document)
 
 
 @dataclass

@@ -96,7 +96,21 @@ def test_key_then_check_gives_full_marks_on_both_copies(tmp_path, quiz_path):
         reports.append(json.loads(result.stdout))
     for report in reports:
         assert report["correct"] == report["total"] == 10 and report["score"] == 1.0
-    assert [q["status"] for q in reports[0]["questions"]] == [q["status"] for q in reports[1]["questions"]]
+    assert reports[0]["questions"] == reports[1]["questions"]
+
+
+def test_wrong_and_partial_answers_give_the_same_json_from_both_copies(tmp_path, sample):
+    released = tmp_path / "released.yaml"
+    assert cli("release", sample, "-o", released).returncode == 0
+    answers = tmp_path / "answers.yaml"
+    answers.write_text("pick-one: c\npick-many: [a, b]\ncount: 196\nratio: 2.55\nname: '`Reverse_Compute_At`.'\n"
+                       "order: [a, b, c, d]\n")
+    results = [cli("check", copy, answers, "--json") for copy in (sample, released)]
+    assert [r.returncode for r in results] == [1, 1]
+    reports = [json.loads(r.stdout) for r in results]
+    assert reports[0] == reports[1]
+    assert (reports[0]["correct"], reports[0]["total"]) == (1, 6)
+    assert reports[0]["questions"][1]["feedback"] == ["(b) B is a distractor", "some are right, some are not"]
 
 
 def test_a_wrong_answer_loses_its_point_and_shows_its_feedback(tmp_path, sample):

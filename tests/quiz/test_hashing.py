@@ -10,9 +10,10 @@ from autograder.quiz import hashing
 SALT = "00112233445566778899aabbccddeeff"
 
 
-def test_key_is_sha256_of_the_documented_string():
-    expected = hashlib.sha256(
-        f"tvm-course-quiz/v1\n{SALT}\ntiles-per-axis\nanswer\nexact:402c000000000000".encode()).digest()
+def test_key_is_pbkdf2_of_the_documented_strings():
+    expected = hashlib.pbkdf2_hmac("sha256", b"exact:402c000000000000",
+                                   f"tvm-course-quiz/v2\n{SALT}\ntiles-per-axis\nanswer".encode(), 100_000, 32)
+    assert hashing.ITERATIONS == 100_000
     assert hashing.derive_key(SALT, "tiles-per-axis", "answer", "exact:402c000000000000") == expected
 
 
@@ -20,9 +21,9 @@ def test_vectors_from_the_readme():
     canonical = hashing.canonical_number(14, None)
     assert canonical == "exact:402c000000000000"
     key = hashing.derive_key(SALT, "tiles-per-axis", "answer", canonical)
-    assert key.hex() == "0fe3b84e3bd66d5a292376841995ea68c84d6f15a1ad8f56d8603d68772e28a1"
-    assert hashing.check_of(key) == "2f0f11f233f652cc406c9c2a5fe112e02320394971039e64406a5790a018f26e"
-    assert hashing.seal(key, "224 / 16 = 14") == "tbLHPuxRSnu5ZCSrSg=="
+    assert key.hex() == "fef45b62671f3d2afd104be888ca745a5fb58c717888965edb21ab993a325c05"
+    assert hashing.check_of(key) == "fd745a0b84e7d4ac2269fa21a00141bf28e1b251c6d5f06a5ea392ac5d3486b1"
+    assert hashing.seal(key, "224 / 16 = 14") == "ifYC9+goESaa/kmayA=="
 
 
 def test_keystream_is_sha256_of_key_and_big_endian_counter():

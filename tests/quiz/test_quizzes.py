@@ -89,7 +89,7 @@ def test_the_likeliest_near_miss_of_the_cost_model_verb_gets_its_own_feedback():
     from autograder.quiz.checking import check_question
 
     for typed in ("predicts", " Predicts ", "predict"):
-        result = check_question(question, quiz.salt, typed)
+        result = check_question(question, quiz.key, typed)
         assert result.status == "wrong" and result.feedback[0].startswith("Close: the model predicts"), typed
 
 

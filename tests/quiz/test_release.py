@@ -59,11 +59,20 @@ def test_entries_are_sorted_so_their_order_says_nothing(sample_quiz_file):
             assert checks == sorted(checks)
 
 
-def test_each_release_has_its_own_salt_and_a_given_salt_is_reproducible(sample_quiz_file):
+def test_the_salt_stays_while_the_quiz_does_and_a_given_salt_is_reproducible(sample_quiz_file, tmp_path):
+    """Releasing an unchanged quiz again gives the same copy (a student's kept answers still apply
+    on a rebuilt site); any change to what the instructor copy says gives a new salt, and so new
+    hashes for every question, while moving it in the file (its lines) does not."""
     quiz, _ = load_instructor(sample_quiz_file)
     first, second = release(quiz), release(quiz)
-    assert first["released"]["salt"] != second["released"]["salt"]
-    assert first["questions"][0]["accept"] != second["questions"][0]["accept"]
+    assert first == second and len(first["released"]["salt"]) == 32
+    moved = tmp_path / "moved.yaml"
+    moved.write_text("# a comment that shifts every line\n\n" + sample_quiz_file.read_text(encoding="utf-8"), encoding="utf-8")
+    assert release(load_instructor(moved)[0]) == first
+    quiz.questions[-1].explanation += " (edited)"
+    edited = release(quiz)
+    assert edited["released"]["salt"] != first["released"]["salt"]
+    assert edited["questions"][0]["accept"] != first["questions"][0]["accept"]
     assert release(quiz, "ab" * 16) == release(quiz, "ab" * 16)
 
 
@@ -104,7 +113,7 @@ def test_multi_line_text_is_written_as_a_literal_block():
 
 
 def test_how_many_entries_a_choice_question_has_says_nothing_of_how_many_choices_are_right(tmp_path):
-    from autograder.quiz.checking import picked_choice_feedback
+    from autograder.quiz.checking import ReleasedKey, picked_choice_feedback
     from autograder.quiz.model import ReleasedQuestion
 
     def released_with(correct: set[str]):
@@ -125,4 +134,4 @@ def test_how_many_entries_a_choice_question_has_says_nothing_of_how_many_choices
     assert len({len(e["text"]) for e in one["respond"]}) == 1  # decoys as long as the real feedback
     assert release(load_instructor(tmp_path / "a.yaml")[0], "cd" * 16)["questions"][0] == one  # reproducible
     # No answer opens a decoy: a wrong pick still gets exactly its own feedback.
-    assert picked_choice_feedback(ReleasedQuestion(one, 1), "cd" * 16, ["d"]) == ["(d) Not d, for a reason."]
+    assert picked_choice_feedback(ReleasedQuestion(one, 1), ReleasedKey("cd" * 16), ["d"]) == ["(d) Not d, for a reason."]

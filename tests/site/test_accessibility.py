@@ -1,7 +1,7 @@
 """axe-core 4.14 (vendored, tests/site/vendor/axe-core/) finds no serious or critical violation on any
-page of the built site, at desktop width (1366 px) and on a phone (390 px), as loaded and in the
-states a student puts it in: menus and contents opened, answers checked, a figure enlarged, kept
-answers restored. The real course's pages are checked the same way in test_site_end_to_end.py."""
+page of the built site, at desktop width (1366 px) and on a phone (390 px), in the light and the
+dark colour scheme, as loaded and in the states a student puts it in: menus and contents opened,
+search results shown, answers checked, a figure enlarged, kept answers restored. The real course's pages are checked the same way in test_site_end_to_end.py."""
 from __future__ import annotations
 
 import pytest
@@ -13,11 +13,15 @@ WIDTHS = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "he
 PAGES = ["index.html", "lessons/tiny.html", "lessons/tiny-next.html"]
 
 
-@pytest.fixture(params=list(WIDTHS), scope="module")
+LOOKS = [(width, scheme) for width in WIDTHS for scheme in ("light", "dark")]
+
+
+@pytest.fixture(params=LOOKS, ids=[f"{width}-{scheme}" for width, scheme in LOOKS], scope="module")
 def context(request, browser):
-    viewport = WIDTHS[request.param]
+    width, scheme = request.param
+    viewport = WIDTHS[width]
     context = browser.new_context(viewport=viewport, is_mobile=viewport["width"] < 700,
-                                  has_touch=viewport["width"] < 700)
+                                  has_touch=viewport["width"] < 700, color_scheme=scheme)
     yield context
     context.close()
 
@@ -51,7 +55,10 @@ def test_pages_as_a_student_uses_them(context, tiny_site):
 
     page.goto((tiny_site / "lessons" / "tiny-next.html").as_uri())
     page.wait_for_load_state("load")
-    page.locator("details.figure-text summary").click()
+    page.get_by_role("searchbox").fill("table")  # search results over the page
+    page.locator(".search-results a").first.wait_for()
+    assert serious_violations(page) == []
+    page.keyboard.press("Escape")
     page.locator("a.figure-link").click()
     page.get_by_role("dialog").wait_for()
     assert serious_violations(page) == []

@@ -8,7 +8,7 @@ from itertools import combinations, permutations
 
 import pytest
 
-from autograder.quiz.checking import check_question
+from autograder.quiz.checking import ReleasedKey, check_question
 from autograder.quiz.loading import load_instructor
 from autograder.quiz.model import ReleasedQuestion
 from autograder.quiz.release import release
@@ -81,6 +81,6 @@ def test_the_page_checks_every_answer_as_python_does(check_in_page, path):
         python = ReleasedQuestion(released)
         in_page = check_in_page(released, SALT, answers)
         for answer, page_result in zip(answers, in_page):
-            result = check_question(python, SALT, answer)
+            result = check_question(python, ReleasedKey(SALT), answer)
             assert (page_result["status"], page_result["feedback"], page_result.get("explanation")) == (
                 result.status, result.feedback, result.explanation), (question.id, answer)

@@ -1,5 +1,6 @@
 """quiz-hashing.js in a real Chromium gives the same hashes, texts and canonical forms as hashing.py,
-with WebCrypto's SHA-256 and with its own plain-JavaScript one (for pages served over plain http)."""
+with WebCrypto's PBKDF2 and SHA-256 and with its own plain-JavaScript ones (for pages served over
+plain http)."""
 from __future__ import annotations
 
 import json
@@ -191,10 +192,32 @@ def test_the_documented_vector(js):
     salt, qid = "00112233445566778899aabbccddeeff", "tiles-per-axis"
     result = js("(async () => { const c = H.canonicalNumber(14, null);"
                 " const k = await H.deriveKey(args[0], args[1], 'answer', c);"
-                " return [c, H.hex(k), await H.checkOf(k), await H.unseal(k, 'tbLHPuxRSnu5ZCSrSg==')]; })()", salt, qid)
+                " return [c, H.hex(k), await H.checkOf(k), await H.unseal(k, 'ifYC9+goESaa/kmayA==')]; })()", salt, qid)
     assert result == {"value": ["exact:402c000000000000",
-                                "0fe3b84e3bd66d5a292376841995ea68c84d6f15a1ad8f56d8603d68772e28a1",
-                                "2f0f11f233f652cc406c9c2a5fe112e02320394971039e64406a5790a018f26e",
+                                "fef45b62671f3d2afd104be888ca745a5fb58c717888965edb21ab993a325c05",
+                                "fd745a0b84e7d4ac2269fa21a00141bf28e1b251c6d5f06a5ea392ac5d3486b1",
                                 "224 / 16 = 14"]}
     key = hashing.derive_key(salt, qid, "answer", "exact:402c000000000000")
-    assert hashing.seal(key, "224 / 16 = 14") == "tbLHPuxRSnu5ZCSrSg=="
+    assert hashing.seal(key, "224 / 16 = 14") == "ifYC9+goESaa/kmayA=="
+
+
+@pytest.mark.parametrize("password,salt,iterations,length", [
+    (b"", b"", 1, 32), (b"pw", b"salt", 2, 32), (b"k" * 64, b"s", 3, 20), (b"long key " * 9, b"x" * 100, 5, 70),
+    (b"canonical", b"tvm-course-quiz/v2\nsalt\nq\nanswer", 1000, 32)])
+def test_plain_pbkdf2_matches_python(js, password, salt, iterations, length):
+    """The plain-JavaScript PBKDF2 (pads' states computed once) against hashlib, over the HMAC key's
+    edge cases (empty, one block, longer than a block) and outputs of more than one block."""
+    import hashlib
+
+    result = js("H.hex(H.pbkdf2Plain(new Uint8Array(args[0]), new Uint8Array(args[1]), args[2], args[3]))",
+                list(password), list(salt), iterations, length)
+    assert result == {"value": hashlib.pbkdf2_hmac("sha256", password, salt, iterations, length).hex()}
+
+
+def test_a_guess_costs_a_slow_key(js):
+    """What makes guessing numbers expensive: each derived key takes the scheme's iterations."""
+    elapsed = js("(async () => { const t = performance.now();"
+                 " for (let i = 0; i < 3; i++) await H.deriveKey('salt', 'q', 'answer', 'exact:' + i);"
+                 " return (performance.now() - t) / 3; })()")["value"]
+    assert js("H.ITERATIONS") == {"value": hashing.ITERATIONS} and hashing.ITERATIONS >= 100_000
+    assert elapsed > 5, f"a key took {elapsed:.1f} ms: no slower than a plain hash"

@@ -250,13 +250,17 @@ def test_progress_is_kept_per_quiz_and_release(page, tiny_site, tmp_path, key):
     page.goto((tiny_site / "lessons" / "tiny.html").as_uri())
     wait_until_ready(page)
     answer_and_check(page, "pick-one", key["pick-one"])
-    keys = page.evaluate("Object.keys(localStorage)")
+    keys = page.evaluate("Object.keys(localStorage).sort()")
     data = page.evaluate("JSON.parse(document.querySelector('script[type=\"application/json\"]').textContent)")
-    assert keys == [f"tvm-course-quiz:tiny:{data['released']['integrity']}"]
-    stored = page.evaluate("JSON.parse(localStorage.getItem(Object.keys(localStorage)[0]))")
+    store_key = f"tvm-course-quiz:tiny:{data['released']['integrity']}"
+    assert keys == ["tvm-course-progress:tiny", store_key]
+    stored = page.evaluate("k => JSON.parse(localStorage.getItem(k))", store_key)
     assert stored == {"answers": {"pick-one": key["pick-one"]}, "checked": ["pick-one"]}  # answers, never verdicts
+    # For the map: the count the page last showed, with the release it was counted on.
+    assert page.evaluate("JSON.parse(localStorage.getItem('tvm-course-progress:tiny'))") == {
+        "integrity": data["released"]["integrity"], "correct": 1, "scored": 6, "checked": 1}
 
-    # Another release of the same quiz (a rebuild draws a new salt) starts afresh.
+    # Another release of the quiz (a changed instructor copy gets a new salt) starts afresh.
     site = copy_site(tiny_site, tmp_path / "rereleased")
     lesson = site / "lessons" / "tiny.html"
     html = lesson.read_text(encoding="utf-8")

@@ -41,10 +41,11 @@ def _parse(path: Path) -> _Links:
 
 def test_the_site_has_a_map_a_lesson_page_the_released_quiz_and_assets(tiny_site):
     files = sorted(p.relative_to(tiny_site).as_posix() for p in tiny_site.rglob("*") if p.is_file())
-    assert files == [MARKER, "assets/favicon.svg", "assets/quiz-hashing.js", "assets/quiz.js", "assets/site.css",
-                     "assets/site.js", "index.html", "lessons/figures/tiny-1.png", "lessons/figures/tiny-next-1.png",
-                     "lessons/tiny-next.html", "lessons/tiny.html", "notebooks/tiny-next.ipynb", "notebooks/tiny.ipynb",
-                     "quizzes/tiny-next.released.yaml", "quizzes/tiny.released.yaml"]
+    assert files == [MARKER, "assets/favicon.svg", "assets/quiz-hashing.js", "assets/quiz.js", "assets/search-index.js",
+                     "assets/site.css", "assets/site.js", "index.html", "lessons/figures/tiny-1.png",
+                     "lessons/figures/tiny-next-1.png", "lessons/tiny-next.html", "lessons/tiny.html",
+                     "notebooks/tiny-next.ipynb", "notebooks/tiny-next.ipynb.js", "notebooks/tiny.ipynb",
+                     "notebooks/tiny.ipynb.js", "quizzes/tiny-next.released.yaml", "quizzes/tiny.released.yaml"]
     assert ".highlight" in (tiny_site / "assets" / "site.css").read_text()  # Pygments colours appended
     lesson = (tiny_site / "lessons" / "tiny.html").read_text(encoding="utf-8")
     assert "tiles per axis: 14" in lesson and 'src="figures/tiny-1.png"' in lesson

@@ -1,7 +1,8 @@
 /*
  * The released-quiz scheme of autograder/quiz/hashing.py, in the browser.
  *
- *   key(q, purpose, canonical) = SHA-256(UTF-8(SCHEME "\n" salt "\n" q "\n" purpose "\n" canonical))
+ *   key(q, purpose, canonical) = PBKDF2-HMAC-SHA256(UTF-8(canonical),
+ *                                    UTF-8(SCHEME "\n" salt "\n" q "\n" purpose), ITERATIONS, 32 bytes)
  *   check                      = hex(SHA-256(key))
  *   keystream(key)             = SHA-256(key || be32(0)) || SHA-256(key || be32(1)) || ...
  *   sealed text                = base64(UTF-8(text) XOR keystream(key))
@@ -10,14 +11,16 @@
  * sealed text (the explanation) opens with the same key. Every function here mirrors the one of
  * the same name in hashing.py (and answers.py for reading what a student typed, checking.py for
  * the forms of a text answer that are tried); the site's tests run both on the same inputs and
- * compare. SHA-256 is WebCrypto's where the page has it (file://, localhost, https), else the
- * plain JavaScript one below, so that the quiz also works on a site served over plain http.
+ * compare. PBKDF2 and SHA-256 are WebCrypto's where the page has it (file://, localhost, https),
+ * else the plain JavaScript ones below, so that the quiz also works on a site served over plain
+ * http. The key is slow on purpose (hashing.py says why): one check costs ITERATIONS rounds.
  * Exposed as window.TvmCourseQuizHashing.
  */
 (function (global) {
   "use strict";
 
-  var SCHEME = "tvm-course-quiz/v1";
+  var SCHEME = "tvm-course-quiz/v2";
+  var ITERATIONS = 100000;
   var ANSWER = "answer";
   var CHOICE = "choice";
   var MAX_CELL_INDEX = Math.pow(2, 53);
@@ -58,36 +61,106 @@
     return (x >>> n) | (x << (32 - n));
   }
 
-  function sha256Plain(bytes) {
+  /* One SHA-256 compression of the 16 words in w[0..15] into the state h (w is 64 words long). */
+  function compress(h, w) {
+    var t;
+    for (t = 16; t < 64; t++) {
+      var s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >>> 3);
+      var s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >>> 10);
+      w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+    }
+    var a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
+    for (t = 0; t < 64; t++) {
+      var t1 = (k + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[t] + w[t]) | 0;
+      var t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+      k = g; g = f; f = e; e = (d + t1) | 0; d = c; c = b; b = a; a = (t1 + t2) | 0;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += k;
+  }
+
+  /* SHA-256 of `bytes`, continuing from state h0 after `before` bytes (a multiple of 64) were hashed. */
+  function sha256Continue(h0, before, bytes) {
     var length = bytes.length;
     var blocks = new Uint8Array(((length + 9 + 63) >> 6) << 6);  // the message, 0x80, zeros, 64-bit length
     blocks.set(bytes);
     blocks[length] = 0x80;
     var view = new DataView(blocks.buffer);
-    view.setUint32(blocks.length - 8, Math.floor(length / 0x20000000));  // length * 8, high word
-    view.setUint32(blocks.length - 4, (length * 8) >>> 0);
-    var h = new Uint32Array(H0);
+    var bits = (before + length) * 8;
+    view.setUint32(blocks.length - 8, Math.floor(bits / 0x100000000));
+    view.setUint32(blocks.length - 4, bits >>> 0);
+    var h = new Uint32Array(h0);
     var w = new Uint32Array(64);
     for (var offset = 0; offset < blocks.length; offset += 64) {
-      var t;
-      for (t = 0; t < 16; t++) w[t] = view.getUint32(offset + 4 * t);
-      for (t = 16; t < 64; t++) {
-        var s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >>> 3);
-        var s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >>> 10);
-        w[t] = w[t - 16] + s0 + w[t - 7] + s1;
-      }
-      var a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
-      for (t = 0; t < 64; t++) {
-        var t1 = (k + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[t] + w[t]) | 0;
-        var t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0;
-        k = g; g = f; f = e; e = (d + t1) | 0; d = c; c = b; b = a; a = (t1 + t2) | 0;
-      }
-      h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += k;
+      for (var t = 0; t < 16; t++) w[t] = view.getUint32(offset + 4 * t);
+      compress(h, w);
     }
-    var out = new Uint8Array(32);
-    var outView = new DataView(out.buffer);
-    for (var i = 0; i < 8; i++) outView.setUint32(4 * i, h[i]);
+    return h;
+  }
+
+  function wordsToBytes(words) {
+    var out = new Uint8Array(words.length * 4);
+    var view = new DataView(out.buffer);
+    for (var i = 0; i < words.length; i++) view.setUint32(4 * i, words[i]);
     return out;
+  }
+
+  function sha256Plain(bytes) {
+    return wordsToBytes(sha256Continue(H0, 0, bytes));
+  }
+
+  /* PBKDF2-HMAC-SHA256 (RFC 8018) with the HMAC pads' states computed once, so that each of
+   * the iterations costs two compressions and no allocation. */
+  function pbkdf2Plain(password, salt, iterations, length) {
+    var key = password.length > 64 ? sha256Plain(password) : password;
+    var pad = new Uint8Array(64);
+    var w = new Uint32Array(64);
+    function padState(byte) {
+      for (var i = 0; i < 64; i++) pad[i] = (key[i] || 0) ^ byte;
+      var h = new Uint32Array(H0);
+      var view = new DataView(pad.buffer);
+      for (var t = 0; t < 16; t++) w[t] = view.getUint32(4 * t);
+      compress(h, w);
+      return h;
+    }
+    var inner = padState(0x36), outer = padState(0x5c);
+    var out = new Uint8Array(Math.ceil(length / 32) * 32);
+    var h = new Uint32Array(8);
+    for (var block = 1; block * 32 - 32 < length; block++) {
+      var message = new Uint8Array(salt.length + 4);
+      message.set(salt);
+      new DataView(message.buffer).setUint32(salt.length, block);
+      var u = sha256Continue(outer, 64, wordsToBytes(sha256Continue(inner, 64, message)));
+      var sum = new Uint32Array(u);
+      for (var round = 1; round < iterations; round++) {
+        // HMAC of the 32-byte u: one block (u, 0x80, zeros, 96 bytes in bits) after each pad.
+        for (var pass = 0; pass < 2; pass++) {
+          h.set(pass === 0 ? inner : outer);
+          for (var i = 0; i < 8; i++) w[i] = u[i];
+          w[8] = 0x80000000; w[9] = w[10] = w[11] = w[12] = w[13] = w[14] = 0; w[15] = 768;
+          compress(h, w);
+          u.set(h);
+        }
+        for (var j = 0; j < 8; j++) sum[j] ^= u[j];
+      }
+      out.set(wordsToBytes(sum), (block - 1) * 32);
+    }
+    return out.subarray(0, length);
+  }
+
+  function pbkdf2(password, salt) {
+    if (!webCrypto() || !global.crypto.subtle.importKey) {
+      try {
+        return Promise.resolve(pbkdf2Plain(password, salt, ITERATIONS, 32));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    var subtle = global.crypto.subtle;
+    return subtle.importKey("raw", password, "PBKDF2", false, ["deriveBits"]).then(function (key) {
+      return subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt: salt, iterations: ITERATIONS }, key, 256);
+    }).then(function (bits) {
+      return new Uint8Array(bits);
+    });
   }
 
   function sha256(bytes) {
@@ -117,7 +190,7 @@
   }
 
   function deriveKey(salt, questionId, purpose, canonical) {
-    return sha256(encoder.encode([SCHEME, salt, questionId, purpose, canonical].join("\n")));
+    return pbkdf2(encoder.encode(canonical), encoder.encode([SCHEME, salt, questionId, purpose].join("\n")));
   }
 
   function checkOf(key) {
@@ -265,8 +338,8 @@
   }
 
   global.TvmCourseQuizHashing = {
-    SCHEME: SCHEME, ANSWER: ANSWER, CHOICE: CHOICE,
-    available: available, webCrypto: webCrypto, sha256: sha256, sha256Plain: sha256Plain, deriveKey: deriveKey, checkOf: checkOf, unseal: unseal, openEntry: openEntry,
+    SCHEME: SCHEME, ITERATIONS: ITERATIONS, ANSWER: ANSWER, CHOICE: CHOICE,
+    available: available, webCrypto: webCrypto, sha256: sha256, sha256Plain: sha256Plain, pbkdf2Plain: pbkdf2Plain, deriveKey: deriveKey, checkOf: checkOf, unseal: unseal, openEntry: openEntry,
     normalizeText: normalizeText, undecoratedTexts: undecoratedTexts, canonicalLetters: canonicalLetters, canonicalExact: canonicalExact,
     cellIndex: cellIndex, canonicalNumber: canonicalNumber, pythonStrip: pythonStrip, parseNumber: parseNumber,
     canonicalJson: canonicalJson, questionIntegrity: questionIntegrity, headerIntegrity: headerIntegrity,

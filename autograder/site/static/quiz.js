@@ -11,13 +11,16 @@
  * localStorage under the quiz and its release (STORE_PREFIX + quiz id + released integrity), so a
  * reload brings the answers back and checks them again; "Start again" forgets them. A
  * new release (a rebuilt site) starts afresh. The stored answers are only ever re-checked, never
- * trusted as verdicts.
+ * trusted as verdicts. After each check the count ("k / n correct") is also kept under
+ * PROGRESS_PREFIX + quiz id, with the release's integrity, for the map page to show (site.js);
+ * it is a note of what the page last counted, not a verdict any check reads.
  */
 (function () {
   "use strict";
 
   var H = window.TvmCourseQuizHashing;
   var STORE_PREFIX = "tvm-course-quiz:";
+  var PROGRESS_PREFIX = "tvm-course-progress:";
 
   function escapeHtml(text) {
     return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
@@ -163,14 +166,15 @@
 
   // ---- ordering questions: move items with real buttons ----------------------------------------
 
+  /* Each button's spoken name starts with its visible word (Up, Down) and adds the item and
+   * its place, so that a voice command saying what is on screen finds the button. */
   function describePositions(list) {
     var items = list.querySelectorAll(":scope > li");
     Array.prototype.forEach.call(items, function (item, index) {
       var text = item.querySelector(".item-text").textContent;
-      item.querySelector("[data-move=up]").setAttribute("aria-label",
-        "Move up: " + text + " (now " + (index + 1) + " of " + items.length + ")");
-      item.querySelector("[data-move=down]").setAttribute("aria-label",
-        "Move down: " + text + " (now " + (index + 1) + " of " + items.length + ")");
+      Array.prototype.forEach.call(item.querySelectorAll(".move-context"), function (context) {
+        context.textContent = ": " + text + ", " + (index + 1) + " of " + items.length;
+      });
     });
   }
 
@@ -294,6 +298,14 @@
       var ids = Object.keys(scored);
       var correct = ids.filter(function (id) { return results[id] === "correct"; }).length;
       scoreElement.textContent = correct + " / " + ids.length + " correct";
+      return { correct: correct, scored: ids.length };
+    }
+
+    function noteProgress() {
+      var count = updateScore();
+      if (!state.checked.length) return;
+      saveState(PROGRESS_PREFIX + data.id, { integrity: data.released.integrity, correct: count.correct,
+        scored: count.scored, checked: state.checked.length });
     }
 
     function say(text, kind) {
@@ -331,7 +343,7 @@
           results[question.id] = result.status;
           article.setAttribute("data-status", result.status);
           feedback.innerHTML = renderResult(result);
-          updateScore();
+          noteProgress();
         }, function (err) {
           feedback.innerHTML = '<p class="verdict">The check failed: ' + escapeHtml(String(err.message || err)) + "</p>";
         }).then(function () {
@@ -361,6 +373,7 @@
 
     resetButton.addEventListener("click", function () {
       forgetState(storeKey);
+      forgetState(PROGRESS_PREFIX + data.id);
       state = { answers: {}, checked: [] };
       Object.keys(forms).forEach(function (id) { forms[id].clear(); });
       updateScore();
@@ -423,7 +436,7 @@
   }
 
   window.TvmCourseQuiz = { textToHtml: textToHtml, checkAnswer: checkAnswer, canonicalAnswer: canonicalAnswer,
-    canonicalAnswers: canonicalAnswers, STORE_PREFIX: STORE_PREFIX };
+    canonicalAnswers: canonicalAnswers, STORE_PREFIX: STORE_PREFIX, PROGRESS_PREFIX: PROGRESS_PREFIX };
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", setupAll);
   } else {
