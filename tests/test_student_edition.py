@@ -217,10 +217,10 @@ def fresh_venv(tmp_path_factory, edition):
     """A new venv with nothing but the edition's wheel (pip brings its dependencies: from the
     index pip is configured with, or offline with PIP_NO_INDEX=1 PIP_FIND_LINKS=DIR of wheels)."""
     built = Path(os.environ.get("TVM_COURSE_EDITION", "")) if os.environ.get("TVM_COURSE_EDITION") else edition.out
-    # Not under pytest's temporary folder (owner-only): run as root, the grader's confined children
-    # become `nobody`, who must be able to read the venv, as on any machine where the venv is not private.
+    # In a folder only its owner may enter (what `mktemp -d` makes, what /root is): the grader's
+    # confined children keep the grader's user, so they read the venv wherever it is.
     folder = Path(tempfile.mkdtemp(prefix="tvm-course-fresh-venv-"))
-    folder.chmod(0o755)
+    assert folder.stat().st_mode & 0o077 == 0
     venv = folder / "venv"
     try:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
