@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
-from .world import WAITER_NAME
+from .world import WAITER_NAME, max_fd
 
 _POLL_S = 0.05
 # The environment an untrusted child gets: what Python, numpy and TVM need, nothing else
@@ -418,7 +418,7 @@ def enter_fork(stdin: int, output: int, channel: int, cwd: str, env: dict[str, s
     os.dup2(output, 1)
     os.dup2(output, 2)
     os.dup2(channel, CHANNEL_FD)
-    os.closerange(CHANNEL_FD + 1, _max_fd())
+    os.closerange(CHANNEL_FD + 1, max_fd())
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in env.items()})
@@ -434,12 +434,6 @@ def interpreter_env(env: dict[str, str]) -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join(filter(None, [_package_root(), env.get("PYTHONPATH")])),
             "PYTHONDONTWRITEBYTECODE": "1"}
 
-
-def _max_fd() -> int:
-    try:
-        return os.sysconf("SC_OPEN_MAX")
-    except (ValueError, OSError):
-        return 4096
 
 
 def _tree_rss_mb(process) -> float:

@@ -187,7 +187,7 @@ def _wait_and_mirror(pid: int, keep: int) -> None:
         name = ctypes.create_string_buffer(WAITER_NAME.encode())
         _libc().prctl(PR_SET_NAME, ctypes.addressof(name), 0, 0, 0)
         os.closerange(0, keep)  # stdin, output and the channel stay the child's alone
-        os.closerange(keep + 1, _max_fd())
+        os.closerange(keep + 1, max_fd())
         while True:
             try:
                 _, status = os.waitpid(pid, 0)
@@ -385,7 +385,8 @@ def _pivot_root_number() -> int | None:
     return _SYS_PIVOT_ROOT.get(os.uname().machine)
 
 
-def _max_fd() -> int:
+def max_fd() -> int:
+    """One past the highest descriptor a process may hold (for closerange)."""
     try:
         return os.sysconf("SC_OPEN_MAX")
     except (ValueError, OSError):
