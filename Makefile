@@ -6,12 +6,12 @@ STAMP := $(VENV)/.installed
 # Student copies of the quizzes: what students take (quizzes/ holds the instructor copies, with the answers).
 STUDENT_QUIZZES ?= build/student-quizzes
 
-.PHONY: demo test lab site student-quizzes student-edition student-edition-check clean
+.PHONY: demo test lab site hub student-quizzes student-edition student-edition-check clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[test]"
+	$(BIN)/pip install --quiet -e ".[test,hub]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (tvm-course)" >/dev/null
 	touch $(STAMP)
 
@@ -30,6 +30,13 @@ lab: $(STAMP)
 site: $(STAMP)
 	$(BIN)/tvm-course site build
 	$(BIN)/tvm-course site serve
+
+# The class on a real JupyterHub on 127.0.0.1 (needs root: a system user per demo account): prints
+# its address and the accounts, runs until Ctrl-C. HUB_PORT, HUB_STATE: see `tvm-course hub --help`.
+HUB_PORT ?= 8800
+HUB_STATE ?= /srv/tvm-course-hub
+hub: $(STAMP)
+	$(BIN)/tvm-course hub --port $(HUB_PORT) --state $(HUB_STATE)
 
 # Student copies of every quiz, to hand out: answers replaced by salted hashes (`tvm-course quiz
 # release`). Students take them with `tvm-course quiz take build/student-quizzes/QUIZ.yaml`.

@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "autograder.commands.quiz",
     "autograder.commands.course_map",
     "autograder.commands.site",
+    "autograder.commands.hub",
 ]
 
 
