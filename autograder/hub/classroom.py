@@ -64,8 +64,14 @@ def user_settings(account: Account) -> None:
     jupyter = account.home / ".jupyter"
     off_server = STUDENT_ONLY_OFF["server"] if account.role == "student" else []
     off_lab = STUDENT_ONLY_OFF["lab"] if account.role == "student" else []
-    _write_as(account, jupyter / "jupyter_server_config.json",
-              json.dumps({"ServerApp": {"jpserver_extensions": {name: False for name in off_server}}}, indent=1))
+    server = {"jpserver_extensions": {name: False for name in off_server}}
+    if account.role == "instructor":
+        # JupyterHub's single-user servers forbid every frame (CSP frame-ancestors 'none'), and so
+        # JupyterLab's Nbgrader > Formgrader, an iframe of the instructor's own server, shows
+        # "refused to connect". 'self' lets the same origin frame it: on this demo's one origin that
+        # is the whole hub; a real hub gives each user an origin of their own (c.JupyterHub.subdomain_host).
+        server["tornado_settings"] = {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}}
+    _write_as(account, jupyter / "jupyter_server_config.json", json.dumps({"ServerApp": server}, indent=1))
     _write_as(account, jupyter / "labconfig" / "page_config.json",
               json.dumps({"disabledExtensions": {name: True for name in off_lab}}, indent=1))
     if account.role == "instructor":

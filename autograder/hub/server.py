@@ -59,6 +59,8 @@ def free_port() -> int:
 
 def _port_taken(port: int) -> bool:
     with socket.socket() as probe:
+        # As the proxy binds: connections of a stopped hub still in TIME_WAIT do not hold the port.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:
@@ -154,15 +156,22 @@ class Hub:
         except OSError:
             return "(no log)"
 
-    def leftovers(self) -> list[str]:
-        """Processes still running as a demo account (none once the hub has stopped cleanly)."""
+    def leftovers(self, grace: float = 15) -> list[str]:
+        """Processes still running as a demo account after `grace` seconds (none once the hub has
+        stopped cleanly: a kernel takes a moment to exit after its server)."""
+        deadline = time.monotonic() + grace
+        while (found := self._demo_processes()) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        return found
+
+    def _demo_processes(self) -> list[str]:
         import psutil
 
         uids = {pwd.getpwnam(a.name).pw_uid: a.name for a in self.accounts}
         found = []
         for proc in psutil.process_iter(["pid", "uids", "cmdline"]):
             try:
-                if proc.info["uids"] and proc.info["uids"].real in uids:
+                if proc.info["uids"] and proc.info["uids"].real in uids and proc.status() != psutil.STATUS_ZOMBIE:
                     found.append(f"{proc.info['pid']} {uids[proc.info['uids'].real]}: {' '.join(proc.info['cmdline'] or [])[:120]}")
             except psutil.Error:
                 continue

@@ -1,0 +1,104 @@
+"""What a user does in their browser on the hub: log in, open nbgrader's Assignments tab, fetch,
+edit and run a notebook in JupyterLab, submit, fetch feedback; the instructor's Formgrader and
+a terminal. Each step waits for what the page shows, not for a status code."""
+from __future__ import annotations
+
+import time
+
+LONG = 300_000  # ms: a cold single-user server, a self-check on a loaded two-core machine
+
+
+def log_in(browser, hub, name: str):
+    """A fresh browser context logged in as `name`; returns its page on the user's JupyterLab."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.bad_responses = []
+    page.on("response", lambda r: page.bad_responses.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    page.goto(hub.url + "hub/login")
+    page.fill("#username_input", name)
+    page.fill("#password_input", hub.account(name).password)
+    page.click("#login_submit")
+    page.wait_for_url(f"**/user/{name}/lab**", timeout=LONG)
+    wait_for_lab(page)
+    return page
+
+
+def wait_for_lab(page) -> None:
+    page.wait_for_selector('.lm-MenuBar-itemLabel:text("Nbgrader")', timeout=LONG)
+
+
+def menu(page, top: str, item: str) -> None:
+    page.locator(f'.lm-MenuBar-itemLabel:text-is("{top}")').click()
+    page.locator(f'.lm-Menu-itemLabel:text-is("{item}")').first.click()
+
+
+def assignments(page):
+    """nbgrader's Assignments tab (Nbgrader > Assignment List), once it has listed the course."""
+    if not page.locator("#nbgrader-assignment-list").is_visible():
+        menu(page, "Nbgrader", "Assignment List")
+    panel = page.locator("#nbgrader-assignment-list")
+    panel.get_by_text("Released assignments").wait_for()
+    return panel
+
+
+def downloaded(panel):
+    return panel.locator("#fetched_assignments_list").first
+
+
+def refresh(panel) -> None:
+    panel.locator("button[title='Refresh assignments list'], #refresh_assignments_list").first.click()
+
+
+def section(panel, heading: str):
+    """The panel's part under `heading` ('Released assignments', 'Downloaded assignments', ...)."""
+    return panel.locator(".panel", has=panel.page.get_by_text(heading, exact=True))
+
+
+def wait_text(locator, text: str, timeout: float = LONG) -> str:
+    deadline = time.monotonic() + timeout / 1000
+    while True:
+        shown = locator.inner_text()
+        if text in shown:
+            return shown
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{text!r} never shown; the page shows:\n{shown[-2000:]}")
+        time.sleep(0.5)
+
+
+def open_notebook(page, hub, name: str, path: str) -> None:
+    page.goto(f"{hub.url}user/{name}/lab/tree/{path}")
+    wait_for_lab(page)
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=LONG)
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle'], .jp-Notebook").first.wait_for()
+
+
+def cells(page):
+    return page.locator(".jp-NotebookPanel:visible .jp-Cell")
+
+
+def set_cell(page, index: int, text: str) -> None:
+    """Replace a code cell's text, as typing it would (insert_text: no auto-indent or brackets)."""
+    editor = cells(page).nth(index).locator(".cm-content")
+    editor.click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(text)
+    page.keyboard.press("Escape")
+
+
+def run_cell(page, index: int) -> None:
+    cells(page).nth(index).locator(".jp-InputArea").click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+Enter")
+
+
+def output(page, index: int, expect: str, timeout: float = LONG) -> str:
+    """The cell's output once it contains `expect`."""
+    return wait_text(cells(page).nth(index).locator(".jp-Cell-outputArea"), expect, timeout)
+
+
+def save(page) -> None:
+    page.keyboard.press("Control+s")
+    page.locator(".jp-NotebookPanel:visible .jp-mod-dirty").wait_for(state="detached", timeout=60_000) \
+        if page.locator(".jp-NotebookPanel:visible .jp-mod-dirty").count() else None
+    time.sleep(1)
