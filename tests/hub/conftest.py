@@ -55,6 +55,8 @@ def hub():
     from autograder.hub.accounts import remove_system_user
     from autograder.hub.server import Hub, HubSettings
 
+    for name in [*STUDENTS, INSTRUCTOR]:  # fresh homes: nothing fetched or graded by an earlier run
+        remove_system_user(name)
     state = Path(tempfile.mkdtemp(prefix="tvm-course-hub-test-", dir="/var/tmp"))
     settings = HubSettings(state=state, env=ENV_CACHE, port=0, students=STUDENTS, instructor=INSTRUCTOR)
     began = time.monotonic()

@@ -61,6 +61,7 @@ def wait_text(locator, text: str, timeout: float = LONG) -> str:
         if text in shown:
             return shown
         if time.monotonic() > deadline:
+            locator.page.screenshot(path=f"/tmp/tvm-course-hub-test-{int(time.time())}.png")
             raise AssertionError(f"{text!r} never shown; the page shows:\n{shown[-2000:]}")
         time.sleep(0.5)
 
@@ -68,8 +69,9 @@ def wait_text(locator, text: str, timeout: float = LONG) -> str:
 def open_notebook(page, hub, name: str, path: str) -> None:
     page.goto(f"{hub.url}user/{name}/lab/tree/{path}")
     wait_for_lab(page)
-    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=LONG)
-    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle'], .jp-Notebook").first.wait_for()
+    page.locator(".jp-NotebookPanel:visible .jp-Cell").first.wait_for(timeout=LONG)
+    # Keys sent before the kernel is up can be lost with the cell's focus: wait for it.
+    page.locator(".jp-NotebookPanel:visible .jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=LONG)
 
 
 def cells(page):
@@ -87,8 +89,9 @@ def set_cell(page, index: int, text: str) -> None:
 
 
 def run_cell(page, index: int) -> None:
-    cells(page).nth(index).locator(".jp-InputArea").click()
-    page.keyboard.press("Escape")
+    cell = cells(page).nth(index)
+    cell.locator(".jp-InputPrompt").click()  # selects the cell in command mode
+    page.wait_for_function("el => el.classList.contains('jp-mod-selected')", arg=cell.element_handle())
     page.keyboard.press("Control+Enter")
 
 
@@ -98,7 +101,6 @@ def output(page, index: int, expect: str, timeout: float = LONG) -> str:
 
 
 def save(page) -> None:
+    """Ctrl+S, then until the notebook's tab no longer shows unsaved changes."""
     page.keyboard.press("Control+s")
-    page.locator(".jp-NotebookPanel:visible .jp-mod-dirty").wait_for(state="detached", timeout=60_000) \
-        if page.locator(".jp-NotebookPanel:visible .jp-mod-dirty").count() else None
-    time.sleep(1)
+    page.locator(".lm-TabBar-tab.jp-mod-current.jp-mod-dirty").wait_for(state="detached", timeout=60_000)

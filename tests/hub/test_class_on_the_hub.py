@@ -1,0 +1,297 @@
+"""The class on a real JupyterHub, in a real browser: two students log in, fetch `tiling`, see
+their own variant, run the self-check and submit (one of them twice, both at once); the
+instructor collects in the Formgrader, runs `tvm-course grade tiling` in a terminal on the hub
+and releases feedback; a student fetches it and sees their grade. And what goes wrong on a hub:
+a kernel killed mid-self-check, a file larger than the exchange takes, a student reading or
+forging a classmate's exchange files, the Formgrader behind the hub's prefix.
+
+The tests share one hub and run in order: each takes up the class where the last left it.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from autograder.course.samples import load_samples
+from autograder.course.scratch_course import BUNDLED_COURSE
+from autograder.hub.classroom import COURSE_FOLDER, COURSE_ID, MAX_FILE_KB
+from autograder.problems.variants import course_secret, variant_for
+
+from . import jupyter_pages as jp
+from .conftest import INSTRUCTOR, STUDENTS, timed
+
+pytestmark = pytest.mark.slow
+
+ADA, BEN = STUDENTS
+SAMPLES = {s.student: s for s in load_samples(BUNDLED_COURSE, "tiling")}
+SCHEDULE_CELL, SELF_CHECK_CELL, ARITHMETIC_CELL = 5, 7, 12
+
+
+@pytest.fixture(scope="module")
+def pages(hub, browser):
+    """Each account's browser, logged in once; JupyterLab set to render every cell (it renders only
+    those in view by default) and the terminal to keep its text in the page (screen-reader mode)."""
+    for account in hub.accounts:
+        settings = account.home / ".jupyter" / "lab" / "user-settings" / "@jupyterlab"
+        for plugin, values in (("notebook-extension/tracker", {"windowingMode": "none"}),
+                               ("terminal-extension/plugin", {"screenReaderMode": True})):
+            path = settings / f"{plugin}.jupyterlab-settings"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(values))
+        subprocess.run(["chown", "-R", f"{account.name}:", str(account.home / ".jupyter")], check=True)
+    opened = {}
+    try:
+        for account in hub.accounts:
+            began = time.monotonic()
+            opened[account.name] = jp.log_in(browser, hub, account.name)
+            timed("log in and spawn the user's server until JupyterLab shows", time.monotonic() - began)
+        yield opened
+    finally:
+        for page in opened.values():
+            page.context.close()
+
+
+def course_root(hub) -> Path:
+    return hub.account(INSTRUCTOR).home / COURSE_FOLDER
+
+
+def inbound(hub) -> Path:
+    return hub.settings.exchange / COURSE_ID / "inbound"
+
+
+def as_user(hub, name: str, code: str) -> subprocess.CompletedProcess:
+    account = hub.account(name)
+    return subprocess.run(["python3", "-c", code], user=account.uid, group=account.gid, extra_groups=[],
+                          env={"HOME": str(account.home), "PATH": "/usr/bin:/bin"}, cwd="/",
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_the_hub_prints_its_address_and_one_line_per_account_and_refuses_a_wrong_password(hub, browser):
+    lines = hub.banner().splitlines()
+    assert lines[0] == hub.url and hub.url.startswith("http://127.0.0.1:")
+    assert lines[1:] == [f"student: {ADA} password: {hub.account(ADA).password}",
+                         f"student: {BEN} password: {hub.account(BEN).password}",
+                         f"instructor: {INSTRUCTOR} password: {hub.account(INSTRUCTOR).password}"]
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(hub.url + "hub/login")
+    page.fill("#username_input", ADA)
+    page.fill("#password_input", hub.account(BEN).password)
+    page.click("#login_submit")
+    assert "Invalid username or password" in page.locator("body").inner_text()
+    context.close()
+
+
+def test_each_student_fetches_tiling_and_sees_their_own_variant(hub, pages):
+    secret = course_secret(course_root(hub))
+    shown = {}
+    for name in STUDENTS:
+        page = pages[name]
+        panel = jp.assignments(page)
+        released = panel.locator("#released_assignments_list").first
+        jp.wait_text(released, "tiling")
+        began = time.monotonic()
+        released.get_by_role("button", name="Fetch").click()
+        jp.wait_text(jp.downloaded(panel), "Submit")
+        timed("fetch (click to listed)", time.monotonic() - began)
+        assert (hub.account(name).home / "tiling" / "tiling.ipynb").stat().st_uid == hub.account(name).uid
+        jp.open_notebook(page, hub, name, "tiling/tiling.ipynb")
+        jp.run_cell(page, 1)
+        shown[name] = jp.output(page, 1, "Student")
+        assert f"Student {name}: {variant_for(name, secret).describe()}." in shown[name]
+    assert variant_for(ADA, secret) != variant_for(BEN, secret) and shown[ADA] != shown[BEN]
+
+
+def test_the_self_check_in_the_students_kernel_gives_the_verdict(hub, pages):
+    for name, sample in ((ADA, SAMPLES["ada"]), (BEN, SAMPLES["ben"])):
+        page = pages[name]
+        jp.set_cell(page, SCHEDULE_CELL, sample.answers["schedule"])
+        jp.set_cell(page, ARITHMETIC_CELL, sample.answers["tile-arithmetic"])
+        jp.run_cell(page, SCHEDULE_CELL)
+        began = time.monotonic()
+        jp.run_cell(page, SELF_CHECK_CELL)
+        report = jp.output(page, SELF_CHECK_CELL, "score")
+        timed("self-check (run to report)", time.monotonic() - began)
+        assert "PASSED — tile-fused-conv (cpu)" in report, report
+        assert f"the variant of {name}" in report and "correctness" in report and "fusion" in report
+        jp.save(page)
+
+
+def test_a_kernel_killed_mid_self_check_restarts_and_leaves_no_grading_behind(hub, pages):
+    page, account = pages[BEN], hub.account(BEN)
+    kernels = [p for p in psutil.process_iter(["uids", "cmdline"])
+               if p.info["uids"].real == account.uid and "ipykernel_launcher" in " ".join(p.info["cmdline"] or [])]
+    assert len(kernels) == 1, kernels
+    kernel = kernels[0]
+    jp.run_cell(page, SELF_CHECK_CELL)
+    deadline = time.monotonic() + 120
+    while not kernel.children(recursive=True) and time.monotonic() < deadline:  # the grading has started
+        time.sleep(0.2)
+    grading = kernel.children(recursive=True)
+    assert grading, "the self-check started no grading process"
+    os.kill(kernel.pid, signal.SIGKILL)
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for(timeout=60_000)
+    assert "Kernel Restarting" in dialog.inner_text() or "died" in dialog.inner_text(), dialog.inner_text()
+    dialog.get_by_role("button").last.click()
+    _, alive = psutil.wait_procs(grading, timeout=30)
+    assert not alive, f"grading processes outlived their kernel: {alive}"
+    jp.run_cell(page, 1)
+    assert f"Student {BEN}:" in jp.output(page, 1, "Student")  # a fresh kernel, the same variant
+
+
+def test_two_students_submit_at_once_and_one_submits_twice_with_an_oversize_file(hub, pages):
+    panels = {name: jp.assignments(pages[name]) for name in STUDENTS}
+    began = time.monotonic()
+    for name in STUDENTS:  # both clicks before either waits
+        jp.downloaded(panels[name]).get_by_role("button", name="Submit").click()
+    for name in STUDENTS:
+        jp.wait_text(panels[name].locator("#submitted_assignments_list").first, "UTC")
+    timed("submit, two students at once (clicks to both listed)", time.monotonic() - began)
+    first = {name: sorted(p.name for p in inbound(hub).glob(f"{name}+tiling+*")) for name in STUDENTS}
+    assert all(len(found) == 1 for found in first.values()), first
+
+    ben = hub.account(BEN)
+    big = ben.home / "tiling" / "big-data.bin"
+    with open(big, "wb") as handle:
+        handle.truncate((MAX_FILE_KB + 1) * 1024)
+    os.chown(big, ben.uid, ben.gid)
+    page = pages[BEN]
+    jp.open_notebook(page, hub, BEN, "tiling/tiling.ipynb")
+    jp.set_cell(page, SCHEDULE_CELL, "# second try\n" + SAMPLES["ben"].answers["schedule"])
+    jp.save(page)
+    panel = jp.assignments(page)
+    began = time.monotonic()
+    jp.downloaded(panel).get_by_role("button", name="Submit").click()
+    submitted = panel.locator("#submitted_assignments_list").first
+    deadline = time.monotonic() + 120
+    while submitted.inner_text().count("UTC") < 2 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    timed("submit (click to listed)", time.monotonic() - began)
+    assert submitted.inner_text().count("UTC") == 2, submitted.inner_text()
+    second = sorted(set(p.name for p in inbound(hub).glob(f"{BEN}+tiling+*")) - set(first[BEN]))
+    assert len(second) == 1, second
+    handed_in = inbound(hub) / second[0]
+    assert (handed_in / "tiling.ipynb").is_file() and not (handed_in / "big-data.bin").exists()
+
+
+def test_a_student_can_neither_read_nor_forge_a_classmates_exchange_files(hub):
+    course = hub.settings.exchange / COURSE_ID
+    ada_submission = next(inbound(hub).glob(f"{ADA}+tiling+*"))
+    probe = as_user(hub, BEN, f"""
+import os, json
+tried = {{}}
+for name, action in [("list inbound", lambda: os.listdir({str(course / 'inbound')!r})),
+                     ("list feedback", lambda: os.listdir({str(course / 'feedback')!r})),
+                     ("read ada's home", lambda: os.listdir({str(hub.account(ADA).home)!r})),
+                     ("read the course root", lambda: os.listdir({str(course_root(hub))!r})),
+                     ("list outbound", lambda: os.listdir({str(course / 'outbound')!r}))]:
+    try:
+        action(); tried[name] = "allowed"
+    except PermissionError:
+        tried[name] = "denied"
+print(json.dumps(tried))
+""")
+    assert probe.returncode == 0, probe.stderr
+    assert json.loads(probe.stdout) == {"list inbound": "denied", "list feedback": "denied", "read ada's home": "denied",
+                                        "read the course root": "denied", "list outbound": "allowed"}
+    # nbgrader's inbound is writable by every student: ben hands in a folder named as ada's, newer than hers.
+    forged = inbound(hub) / f"{ADA}+tiling+2099-01-01 00:00:00.000000 UTC+forged"
+    made = as_user(hub, BEN, f"""
+import os, shutil
+os.mkdir({str(forged)!r})
+shutil.copy({str(hub.account(BEN).home / 'tiling' / 'tiling.ipynb')!r}, {str(forged / 'tiling.ipynb')!r})
+open({str(forged / 'timestamp.txt')!r}, 'w').write('2099-01-01 00:00:00.000000 UTC')
+""")
+    assert made.returncode == 0, made.stderr
+    assert ada_submission.is_dir()
+
+
+def test_the_instructor_collects_in_the_formgrader_in_jupyterlab(hub, pages):
+    page = pages[INSTRUCTOR]
+    jp.menu(page, "Nbgrader", "Formgrader")
+    grader = page.frame_locator("iframe[src*='formgrader']")
+    row = grader.locator("tr", has_text="tiling").filter(has_not_text="gpu-tiling")
+    row.locator("td.collect a").click()
+    modal = grader.locator(".modal-dialog")
+    text = jp.wait_text(modal, "Successfully collected")
+    assert f"Collecting submission: {ADA} tiling" in text and f"Collecting submission: {BEN} tiling" in text, text
+    assert "forged" in text and "not collected" in text, text  # the forgery is named in the log, and left
+    collected = course_root(hub) / "submitted"
+    assert "second try" in (collected / BEN / "tiling" / "tiling.ipynb").read_text()  # the later of ben's two
+    ada_collected = (collected / ADA / "tiling" / "tiling.ipynb").read_text()
+    assert ada_collected == (hub.account(ADA).home / "tiling" / "tiling.ipynb").read_text()  # hers, not ben's forgery
+    modal.get_by_role("button", name="OK").click()
+    prefix = f"/user/{INSTRUCTOR}/"
+    formgrader_requests = [r for r in page.bad_responses if "formgrader" in r or "/api/" in r]
+    assert not formgrader_requests, formgrader_requests  # every call the Formgrader made went through the prefix
+
+
+def test_the_instructor_grades_in_a_terminal_on_the_hub_and_releases_feedback(hub, pages):
+    page = pages[INSTRUCTOR]
+    jp.menu(page, "File", "New")
+    page.locator('.lm-Menu-itemLabel:text-is("Terminal")').first.click()
+    terminal = page.locator(".jp-Terminal:visible")
+    terminal.wait_for()
+    screen = terminal.locator(".xterm-accessibility-tree")
+    jp.wait_text(screen, "$")
+    terminal.click()
+    began = time.monotonic()
+    page.keyboard.type(f"cd ~/{COURSE_FOLDER} && tvm-course grade tiling --workers 1; echo GRADE-EXIT-$? $(id -un)\n")
+    shown = jp.wait_text(screen, "GRADE-EXIT-", timeout=900_000)
+    timed("tvm-course grade tiling in the terminal (2 students)", time.monotonic() - began)
+    assert f"GRADE-EXIT-0 {INSTRUCTOR}" in shown, shown[-3000:]
+    with open(course_root(hub) / "tiling-grades.csv", newline="", encoding="utf-8") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert float(rows[ADA]["correctness"]) == 4 and float(rows[BEN]["correctness"]) == 4, rows
+
+    jp.menu(page, "Nbgrader", "Formgrader")
+    grader = page.frame_locator("iframe[src*='formgrader']")
+    grader.locator("a", has_text="Manage Assignments").first.click()
+    row = grader.locator("tr", has_text="tiling").filter(has_not_text="gpu-tiling")
+    jp.wait_text(row.locator("td.num-submissions"), "2")
+    row.locator("td.release-feedback a").click()
+    modal = grader.locator(".modal-dialog")
+    jp.wait_text(modal, "Success")
+    modal.get_by_role("button", name="OK").click()
+
+
+def test_a_student_fetches_feedback_and_sees_their_grade(hub, pages):
+    page = pages[ADA]
+    panel = jp.assignments(page)
+    submitted = panel.locator("#submitted_assignments_list").first
+    submitted.get_by_role("button", name="Fetch Feedback").click()
+    home = hub.account(ADA).home
+    deadline = time.monotonic() + 120
+    while not (feedback := sorted((home / "tiling" / "feedback").glob("*/tiling.html"))) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert len(feedback) == 1, feedback
+    with open(course_root(hub) / "tiling-grades.csv", newline="", encoding="utf-8") as handle:
+        row = {r["student"]: r for r in csv.DictReader(handle)}[ADA]
+    page.goto(f"{hub.url}user/{ADA}/files/{feedback[0].relative_to(home)}")
+    heading = page.locator("h4", has_text="Score:").first.inner_text()
+    found = re.search(r"tiling \(Score: ([\d.]+) / ([\d.]+)", heading)
+    assert found, heading
+    assert (float(found[1]), float(found[2])) == (float(row["score"]), float(row["max_score"])), (heading, row)
+    assert float(found[1]) > 0
+
+
+def test_the_hub_stops_cleanly(hub, pages):
+    for page in pages.values():
+        page.context.close()
+    pages.clear()
+    hub.stop()
+    assert hub.process.returncode is not None
+    assert hub.leftovers() == []
+    with pytest.raises(OSError):
+        import urllib.request
+        urllib.request.urlopen(hub.url + "hub/api/", timeout=5)
