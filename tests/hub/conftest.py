@@ -44,6 +44,13 @@ def _why_not() -> str | None:
         return "useradd is missing (Debian: passwd)"
     if not CHROMIUM.is_file():
         return f"no Chromium at {CHROMIUM}: install Debian's package (apt-get install chromium); .ci/run installs it"
+    from autograder.hub.accounts import HubError
+    from autograder.hub.environment import base_interpreter
+
+    try:
+        base_interpreter()
+    except HubError as err:
+        return str(err)
     return None
 
 

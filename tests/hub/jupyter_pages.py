@@ -70,8 +70,20 @@ def open_notebook(page, hub, name: str, path: str) -> None:
     page.goto(f"{hub.url}user/{name}/lab/tree/{path}")
     wait_for_lab(page)
     page.locator(".jp-NotebookPanel:visible .jp-Cell").first.wait_for(timeout=LONG)
-    # Keys sent before the kernel is up can be lost with the cell's focus: wait for it.
-    page.locator(".jp-NotebookPanel:visible .jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=LONG)
+    # Keys sent before the kernel is up can be lost with the cell's focus: wait for it. JupyterLab
+    # may ask which kernel to start (when its list of kernels is not in yet): take the one it offers.
+    idle = page.locator(".jp-NotebookPanel:visible .jp-Notebook-ExecutionIndicator[data-status='idle']")
+    ask = page.locator(".jp-Dialog", has_text="Select Kernel")
+    deadline, settled = time.monotonic() + LONG / 1000, 0
+    while settled < 3:  # idle, with no dialog, three looks in a row
+        if ask.is_visible():
+            ask.get_by_role("button", name="Select").click()
+            settled = 0
+        elif idle.is_visible():
+            settled += 1
+        if time.monotonic() > deadline:
+            raise AssertionError("the notebook's kernel never became idle")
+        time.sleep(0.5)
 
 
 def cells(page):

@@ -75,6 +75,21 @@ def as_user(hub, name: str, code: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=60)
 
 
+def what_user_may_list(hub, name: str, folders: dict[str, Path]) -> dict[str, str]:
+    probe = as_user(hub, name, f"""
+import json, os
+tried = {{}}
+for what, path in {json.dumps({k: str(v) for k, v in folders.items()})}.items():
+    try:
+        os.listdir(path); tried[what] = "allowed"
+    except PermissionError:
+        tried[what] = "denied"
+print(json.dumps(tried))
+""")
+    assert probe.returncode == 0, probe.stderr
+    return json.loads(probe.stdout)
+
+
 def test_the_hub_prints_its_address_and_one_line_per_account_and_refuses_a_wrong_password(hub, browser):
     lines = hub.banner().splitlines()
     assert lines[0] == hub.url and hub.url.startswith("http://127.0.0.1:")
@@ -187,23 +202,9 @@ def test_two_students_submit_at_once_and_one_submits_twice_with_an_oversize_file
 def test_a_student_can_neither_read_nor_forge_a_classmates_exchange_files(hub):
     course = hub.settings.exchange / COURSE_ID
     ada_submission = next(inbound(hub).glob(f"{ADA}+tiling+*"))
-    probe = as_user(hub, BEN, f"""
-import os, json
-tried = {{}}
-for name, action in [("list inbound", lambda: os.listdir({str(course / 'inbound')!r})),
-                     ("list feedback", lambda: os.listdir({str(course / 'feedback')!r})),
-                     ("read ada's home", lambda: os.listdir({str(hub.account(ADA).home)!r})),
-                     ("read the course root", lambda: os.listdir({str(course_root(hub))!r})),
-                     ("list outbound", lambda: os.listdir({str(course / 'outbound')!r}))]:
-    try:
-        action(); tried[name] = "allowed"
-    except PermissionError:
-        tried[name] = "denied"
-print(json.dumps(tried))
-""")
-    assert probe.returncode == 0, probe.stderr
-    assert json.loads(probe.stdout) == {"list inbound": "denied", "list feedback": "denied", "read ada's home": "denied",
-                                        "read the course root": "denied", "list outbound": "allowed"}
+    assert what_user_may_list(hub, BEN, {"inbound": course / "inbound", "ada's home": hub.account(ADA).home,
+                                         "the course root": course_root(hub), "outbound": course / "outbound"}) == \
+        {"inbound": "denied", "ada's home": "denied", "the course root": "denied", "outbound": "allowed"}
     # nbgrader's inbound is writable by every student: ben hands in a folder named as ada's, newer than hers.
     forged = inbound(hub) / f"{ADA}+tiling+2099-01-01 00:00:00.000000 UTC+forged"
     made = as_user(hub, BEN, f"""
@@ -283,6 +284,8 @@ def test_a_student_fetches_feedback_and_sees_their_grade(hub, pages):
     assert found, heading
     assert (float(found[1]), float(found[2])) == (float(row["score"]), float(row["max_score"])), (heading, row)
     assert float(found[1]) > 0
+    feedback_public = hub.settings.exchange / COURSE_ID / "feedback"
+    assert what_user_may_list(hub, BEN, {"feedback": feedback_public}) == {"feedback": "denied"}
 
 
 def test_the_hub_stops_cleanly(hub, pages):
