@@ -87,7 +87,7 @@ def _collect(assignment: str, lms: str, archive: Path, course, worksheet: Path |
     when = datetime.now().strftime("%Y%m%d-%H%M%S")
     placed = _place_archive(archive, downloaded, lms, when)
     report = CollectReport(assignment, lms, placed, plan)
-    report.replaced, report.backup = _keep_replaced(coursedir, assignment, plan.students, downloaded / "replaced" / when)
+    report.replaced, report.backup = _keep_replaced(coursedir, assignment, plan, downloaded / "replaced" / when)
     command = [sys.executable, "-m", "nbgrader", "zip_collect", assignment, "--force", f"--LMSDownload.lms={lms}",
                f"--LMSDownload.enrol={enrol}"]
     if worksheet is not None:
@@ -162,11 +162,14 @@ def _place_archive(archive: Path, downloaded: Path, lms: str, when: str) -> Path
     return target
 
 
-def _keep_replaced(coursedir, assignment: str, students: list[str], backup: Path) -> tuple[list[str], Path | None]:
+def _keep_replaced(coursedir, assignment: str, plan: DownloadPlan, backup: Path) -> tuple[list[str], Path | None]:
+    """Keep a copy of each submission this download changes (the same download collected again changes nothing)."""
     replaced = []
-    for student in students:
+    for student in plan.students:
         submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
-        if submitted.is_dir() and any(submitted.iterdir()):
+        same = all((submitted / a.notebook).is_file() and hashlib.sha256((submitted / a.notebook).read_bytes()).hexdigest() == a.sha256
+                   for a in plan.accepted if a.student == student)
+        if submitted.is_dir() and any(submitted.iterdir()) and not same:
             shutil.copytree(submitted, backup / student / assignment)
             replaced.append(student)
     return replaced, (backup if replaced else None)
