@@ -165,7 +165,10 @@ class Evaluation:
             from .runners import gpu_present
 
             if not gpu_present() and not self.config.rpc_tracker:
-                return self._run_on_opencl(trace, report)
+                try:
+                    return self._run_on_opencl(trace, report)
+                except RunnerFailed as error:
+                    return {**report, "outcome": error.status, "message": str(error)}
 
         try:
             if self.runner is not None:

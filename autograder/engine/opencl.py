@@ -467,18 +467,18 @@ class OpenCLRunner:
     """The confined OpenCL runner (opencl_runner.py), a new interpreter without TVM: started
     early so that PoCL starts while the evaluator compiles; handed programs to build and run."""
 
-    def __init__(self, shape, config, scratch: str | None = None):
+    def __init__(self, shape, config, scratch: str | None = None, env: dict[str, str] | None = None):
         from .opencl_runner import RESULT_FILE, environment
         from .sandbox import Child
 
         self.shape, self.config = shape, config
         self.run_bytes = _result_bytes(shape)
         self.child = Child("autograder.engine.opencl_runner", [], untrusted=True, scratch=scratch)
-        self.child.args = [str(3 * self.run_bytes)]
-        self.child.env.update(environment(self.child.workdir))
+        self.child.args = [str(len(RUNS) * self.run_bytes)]
+        self.child.env.update({**environment(self.child.workdir), **(env or {})})
         self.result_path = os.path.join(self.child.workdir, RESULT_FILE)
         with open(self.result_path, "wb") as handle:
-            handle.truncate(3 * self.run_bytes)
+            handle.truncate(len(RUNS) * self.run_bytes)
         self.child.start()
 
     def device(self, deadline_s: float) -> str:
