@@ -24,8 +24,13 @@ Nothing in an archive is trusted: names are checked (no absolute paths, no `..`,
 letters or backslashes, no control characters, bounded length and depth), links, encrypted
 entries and archives inside the archive are refused, each notebook's size and compression
 ratio are bounded (a zip bomb is refused before it is inflated) and its content must parse as
-a notebook, and the whole is bounded in entries and bytes. Every entry is accounted for:
-collected, or refused with the reason; two files for one student's notebook are both refused.
+a notebook (nested at most 64 levels), and the whole is bounded in entries and bytes: every
+limit per student as well as per archive, so that one student's upload, whatever it is, costs
+only that student. Every entry is accounted for: collected, or refused with the reason, on one
+line that names no other entry than the one collected in its place. Renamed uploads
+("Tiling (1).ipynb", "tiling-2.ipynb") are the notebook they name; of one student's several
+uploads of a notebook the newest is collected, the others refused as older. Students not on
+the roster (unless enrol) and Canvas's Test Student are refused, and listed.
 """
 from __future__ import annotations
 

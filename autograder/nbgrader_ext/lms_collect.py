@@ -4,7 +4,7 @@ course/nbgrader_config.py makes them nbgrader's ZipCollectApp plugins:
 
     SafeExtractor   reads each zip in downloaded/ASSIGNMENT/archive/ as untrusted input
                     (course/lms_download.py: names, traversal, links, sizes, zip bombs,
-                    notebooks that are not notebooks, two files for one student's notebook)
+                    notebooks that are not notebooks, older uploads, students off the roster)
                     and writes only the submissions it accepts to extracted/, saying why it
                     refused each of the others; nbgrader's own extractor unpacks everything
                     (an entry named ../../x is skipped silently, a 10 GB one is inflated)

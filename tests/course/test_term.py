@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -149,6 +150,18 @@ def test_canvas_grades_go_back_as_a_canvas_gradebook_import(canvas):
     plain = command("tvm-course", "export", "tiling", "--format", "canvas", "-o", str(canvas.work / "plain.csv"),
                     "--course", str(canvas.root))
     assert "Canvas's import creates a new assignment" in plain.stderr and "--column" in plain.stderr
+    # a submission from someone not in the gradebook (put in submitted/ by hand, or by nbgrader collect from
+    # the exchange) is never written into the LMS's file
+    stranger = canvas.root / "submitted" / "9999" / "tiling"
+    stranger.mkdir(parents=True)
+    shutil.copy2(canvas.root / "submitted" / "48213" / "tiling" / "tiling.ipynb", stranger / "tiling.ipynb")
+    try:
+        with_stranger = command("tvm-course", "export", "tiling", "--format", "canvas", "--column", "Tiling (5551)",
+                                "-o", str(canvas.work / "stranger.csv"), "--course", str(canvas.root))
+        assert "left out (not in the gradebook): 9999" in with_stranger.stdout
+        assert {row["ID"] for row in read_csv(canvas.work / "stranger.csv")} == set(by_id)
+    finally:
+        shutil.rmtree(stranger.parent)
     # the table: the assignment's status apart from the schedule's, and the points ben lost, with why
     ben = next(line for line in canvas.graded.stdout.splitlines() if line.startswith("48214"))
     assert "points lost" in ben and "passed" in ben and "lost speed -3 of 3" in ben
