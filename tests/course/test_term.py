@@ -147,21 +147,19 @@ def test_canvas_grades_go_back_as_a_canvas_gradebook_import(canvas):
     assert float(by_id["1002"]["Tiling (5551)"]) == 4  # the newest upload's grade (dev's answers), not the first's
     assert float(by_id["1003"]["Tiling (5551)"]) == 4
     assert "set the LMS assignment's maximum points to 14" in canvas.exported.stdout
-    plain = command("tvm-course", "export", "tiling", "--format", "canvas", "-o", str(canvas.work / "plain.csv"),
-                    "--course", str(canvas.root))
-    assert "Canvas's import creates a new assignment" in plain.stderr and "--column" in plain.stderr
-    # a submission from someone not in the gradebook (put in submitted/ by hand, or by nbgrader collect from
-    # the exchange) is never written into the LMS's file
+    # without --column Canvas would make a new assignment: said; a submission from someone not in the gradebook
+    # (put in submitted/ by hand, or by nbgrader collect from the exchange) is never written into the LMS's file
     stranger = canvas.root / "submitted" / "9999" / "tiling"
     stranger.mkdir(parents=True)
     shutil.copy2(canvas.root / "submitted" / "48213" / "tiling" / "tiling.ipynb", stranger / "tiling.ipynb")
     try:
-        with_stranger = command("tvm-course", "export", "tiling", "--format", "canvas", "--column", "Tiling (5551)",
-                                "-o", str(canvas.work / "stranger.csv"), "--course", str(canvas.root))
-        assert "left out (not in the gradebook): 9999" in with_stranger.stdout
-        assert {row["ID"] for row in read_csv(canvas.work / "stranger.csv")} == set(by_id)
+        plain = command("tvm-course", "export", "tiling", "--format", "canvas", "-o", str(canvas.work / "plain.csv"),
+                        "--course", str(canvas.root))
     finally:
         shutil.rmtree(stranger.parent)
+    assert "Canvas's import creates a new assignment" in plain.stderr and "--column" in plain.stderr
+    assert "left out (not in the gradebook): 9999" in plain.stdout
+    assert {row["ID"] for row in read_csv(canvas.work / "plain.csv")} == set(by_id)
     # the table: the assignment's status apart from the schedule's, and the points ben lost, with why
     ben = next(line for line in canvas.graded.stdout.splitlines() if line.startswith("48214"))
     assert "points lost" in ben and "passed" in ben and "lost speed -3 of 3" in ben
@@ -199,11 +197,14 @@ def test_regrading_goes_by_content_and_a_new_download_replaces_what_it_must(canv
 
 
 def test_a_download_with_nothing_to_collect_is_an_error_that_says_what_it_looked_for(canvas):
-    junk = write_zip(canvas.work / "junk.zip", {"readme.txt": "hello", "Tiling Final.ipynb": submission(canvas.root, "ada")})
+    deep = '{"cells": [], "nbformat": 4, "nbformat_minor": 5, "metadata": {"x": ' + "[" * 5000 + "]" * 5000 + "}}"
+    junk = write_zip(canvas.work / "junk.zip", {"readme.txt": "hello", "Tiling Final.ipynb": submission(canvas.root, "ada"),
+                                                "lovelaceada_48213_900099_tiling.ipynb": deep})  # nested 5,000 levels
     done = command("tvm-course", "collect", "tiling", str(junk), "--from", "canvas", "--course", str(canvas.root), check=False)
     assert done.returncode == 2
     assert "found no submission of tiling" in done.stderr and "lastfirst_[LATE_]USERID_ATTACHMENTID_NAME.ipynb" in done.stderr
     assert "Tiling Final.ipynb: not named as Canvas names submissions" in done.stderr
+    assert "lovelaceada_48213_900099_tiling.ipynb: not a notebook: its JSON nests deeper" in done.stderr
     assert sorted(p.name for p in (canvas.root / "submitted").iterdir()) == ["1002", "1003", "48213", "48214", "48230"]  # nothing lost
     # nbgrader's own command, with the course's plugins, fails too (nbgrader alone exits 0 on nothing)
     archive = canvas.root / "downloaded" / "tiling" / "archive"
@@ -212,6 +213,7 @@ def test_a_download_with_nothing_to_collect_is_an_error_that_says_what_it_looked
     (archive / "junk.zip").write_bytes(junk.read_bytes())
     done = command("nbgrader", "zip_collect", "tiling", "--force", cwd=canvas.root, check=False)
     assert done.returncode == 1 and "found no submission" in done.stderr + done.stdout
+    assert "nests deeper" in done.stderr + done.stdout and "Traceback" not in done.stderr + done.stdout
     assert sorted(p.name for p in (canvas.root / "submitted").iterdir()) == ["1002", "1003", "48213", "48214", "48230"]
 
 
