@@ -4,10 +4,14 @@
 when the exchange holds a newer one ("use --update"), so a resubmission would be graded as the
 old one, unchanged. The grading run reads the exchange's inbound folder (names
 STUDENT+ASSIGNMENT+TIMESTAMP[+RANDOM], as nbgrader's ExchangeSubmit writes them) and compares
-each student's newest with the timestamp.txt of what was collected; it says what to run.
+each student's newest with the timestamp.txt of what was collected; it says what to run, or with
+--collect runs `nbgrader collect --update` itself first (collect_update).
 """
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 DEFAULT_ROOT = "/usr/local/share/nbgrader/exchange"  # nbgrader's own default (Exchange.root)
@@ -47,3 +51,22 @@ def uncollected(config, coursedir, assignment: str, root: str | Path | None = No
         if collected is None or when > collected:
             stale.append(student)
     return stale
+
+
+def collect_update(root: Path, assignment: str, exchange: str | Path | None = None, timeout_s: float = 600) -> list[str]:
+    """`nbgrader collect --update ASSIGNMENT` in the course root: each student's newest submission
+    replaces the one collected before. Returns what to warn of (nothing when it went well)."""
+    from .course_dir import CourseError
+
+    command = [sys.executable, "-m", "nbgrader", "collect", "--update", assignment]
+    if exchange:
+        command.append(f"--Exchange.root={exchange}")
+    env = {**os.environ, "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
+    try:
+        done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=timeout_s, env=env)
+    except subprocess.TimeoutExpired:
+        raise CourseError(f"nbgrader collect --update {assignment} did not finish in {timeout_s:g} s") from None
+    if done.returncode != 0:
+        raise CourseError(f"nbgrader collect --update {assignment} failed (exit status {done.returncode}):\n"
+                          + (done.stdout + done.stderr)[-3000:])
+    return [line.split("] ", 1)[-1] for line in (done.stdout + done.stderr).splitlines() if "[CollectApp | WARNING]" in line]

@@ -69,6 +69,7 @@ class GradingOptions:
     # instead of the local pool; the gradebook stays here.
     scheduler: str | None = None
     exchange: str | None = None  # nbgrader's exchange root, where it is not the course's Exchange.root
+    collect: bool = False  # first `nbgrader collect --update ASSIGNMENT`: resubmissions in the exchange replace what was collected
 
 
 @dataclass
@@ -124,14 +125,16 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
     sqlite_path(main_url).chmod(0o600)
     warnings += readable_by_others(root, coursedir, sqlite_path(main_url))
     warnings += ReleasedAssignment.load(coursedir, options.assignment).warnings  # without a release, no tampering is flagged
-    from .exchange import uncollected
+    from .exchange import collect_update, uncollected
 
+    if options.collect:
+        warnings += collect_update(root, options.assignment, options.exchange)
     waiting = uncollected(config, coursedir, options.assignment, options.exchange)
     if waiting:
         exchange = f" --Exchange.root={options.exchange}" if options.exchange else ""
         warnings.append(f"the exchange holds newer submissions than were collected, from {', '.join(waiting)}: this run "
                         f"grades the ones collected before; run `nbgrader collect --update {options.assignment}{exchange}` "
-                        f"in {root}, then `tvm-course grade {options.assignment}` again")
+                        f"in {root} (or grade with --collect), then `tvm-course grade {options.assignment}` again")
     submissions = find_submissions(coursedir, options.assignment)
     if not submissions:
         where = coursedir.format_path(coursedir.submitted_directory, "*", options.assignment)

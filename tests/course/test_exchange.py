@@ -123,8 +123,7 @@ def test_a_resubmission_through_the_exchange_is_not_graded_as_the_old_one(round_
     assert f"newer submissions than were collected, from {STUDENT}" in said, said
     assert f"`nbgrader collect --update {ASSIGNMENT} --Exchange.root={exchange}`" in said
     assert "readable by every user of this machine" in said and "submitted" in said  # nbgrader collect's 777 folders
-    nbgrader(["collect", "--update", ASSIGNMENT], root, base_home(root), exchange)
-    done = subprocess.run(grade, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run([*grade, "--collect"], cwd=root, env=env, capture_output=True, text=True, timeout=600)
     said = done.stdout + done.stderr
     assert "1 graded (changed 1)" in said and "newer submissions" not in said, said
     with open(root / f"{ASSIGNMENT}-grades.csv", newline="", encoding="utf-8") as handle:
