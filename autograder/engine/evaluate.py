@@ -109,8 +109,13 @@ class Evaluation:
         if self.peak_lanes:
             builders["peak"] = lambda: peak.compile_kernel(self.target)
         self.opencl: OpenCLRunner | None = runner if isinstance(runner, OpenCLRunner) else None
+        self.opencl_yardstick = None
         if self.opencl is not None:
             self.runner = None  # CUDA libraries are not run here: the kernels run on OpenCL
+            from . import opencl
+
+            self.opencl_yardstick = opencl.build_program(yardstick_module(problem, self.target), self.target.host)
+            self.opencl.build_yardstick(self.opencl_yardstick)  # built there while the student's code runs
         elif runner is None:
             self.baseline, self.yardstick = builders["baseline"](), builders["yardstick"]()
         else:
@@ -195,7 +200,7 @@ class Evaluation:
         self.timer.stage("opencl")
         try:
             program = opencl.build_program(replay(self.func, opencl.shared_scope_for_opencl(trace), "cuda").mod, self.target.host)
-            yardstick = opencl.build_program(yardstick_module(self.problem, self.target), self.target.host)
+            yardstick = self.opencl_yardstick or opencl.build_program(yardstick_module(self.problem, self.target), self.target.host)
         except opencl.NotRunnable as error:
             return {**report, "outcome": "needs-gpu", "message": f"no GPU here, and the kernels cannot run on the OpenCL device ({error}): the schedule compiled and passed the static checks; correctness and {pending}"}
         report["messages"].append(opencl.describe(program, yardstick, math.prod(self.problem.shape.output_shape), self._gpu_arch()))

@@ -479,6 +479,7 @@ class OpenCLRunner:
         self.result_path = os.path.join(self.child.workdir, RESULT_FILE)
         with open(self.result_path, "wb") as handle:
             handle.truncate(len(RUNS) * self.run_bytes)
+        self._yardstick_sent = False
         self.child.start()
 
     def device(self, deadline_s: float) -> str:
@@ -489,17 +490,25 @@ class OpenCLRunner:
         started = next((m for m in self.child.messages if m.get("stage") == "started"), {})
         return str(started.get("device", "an OpenCL device"))[:200]
 
+    def build_yardstick(self, yardstick: KernelProgram) -> None:
+        """Have the runner build the yardstick now (it needs no submission): it builds while the
+        evaluator replays and compiles the candidate."""
+        if self._yardstick_sent:
+            return
+        self._write("yardstick", yardstick)
+        self.child.send({"shape": self.shape.to_spec(), "seed": self.config.seed})
+        self._yardstick_sent = True
+
     def run(self, yardstick: KernelProgram, candidate: KernelProgram, deadline_s: float) -> dict[str, list]:
         """Build and run both programs: {run: [output, x, w, b]} for the yardstick and for the
         candidate with ids forwards and backwards. BuildFailed when PoCL cannot build the
         candidate; InfrastructureError when the yardstick cannot be built or run."""
         from .measure import await_stage
 
+        self.build_yardstick(yardstick)
+        self._write("candidate", candidate)
+        self.child.send_line("candidate")
         self.device(deadline_s)
-        for name, program in (("yardstick", yardstick), ("candidate", candidate)):
-            with open(os.path.join(self.child.workdir, f"{name}.json"), "w", encoding="utf-8") as handle:
-                handle.write(program.to_json())
-        self.child.send({"shape": self.shape.to_spec(), "seed": self.config.seed, "programs": ["yardstick", "candidate"]})
         await_stage(self.child, "yardstick-built", deadline_s, "build the yardstick's kernels", infrastructure=True)
         if not self.child.wait_for_message(lambda: "candidate-built" in self.child.stages_reached
                                            or self.child.last_message("build-failed"), deadline_s):
@@ -511,6 +520,10 @@ class OpenCLRunner:
         await_stage(self.child, "candidate-ran", deadline_s, "run on the OpenCL device")
         await_stage(self.child, "candidate-reversed-ran", deadline_s, "run on the OpenCL device with thread ids numbered backwards")
         return _read_runs(self.result_path, self.shape)
+
+    def _write(self, name: str, program: KernelProgram) -> None:
+        with open(os.path.join(self.child.workdir, f"{name}.json"), "w", encoding="utf-8") as handle:
+            handle.write(program.to_json())
 
     def confinement(self) -> str:
         from .measure import confinement_reported
