@@ -200,6 +200,7 @@ class Evaluation:
         self.timer.stage("opencl")
         try:
             program = opencl.build_program(replay(self.func, opencl.shared_scope_for_opencl(trace), "cuda").mod, self.target.host)
+            opencl.check_same_launches(program, replay(self.func, trace, "cuda").mod, self.target)
             yardstick = self.opencl_yardstick or opencl.build_program(yardstick_module(self.problem, self.target), self.target.host)
         except opencl.NotRunnable as error:
             return {**report, "outcome": "needs-gpu", "message": f"no GPU here, and the kernels cannot run on the OpenCL device ({error}): the schedule compiled and passed the static checks; correctness and {pending}"}
