@@ -523,11 +523,19 @@ class OpenCLRunner:
         """Build and run both programs: {run: [output, x, w, b]} for the yardstick and for the
         candidate with ids forwards and backwards. BuildFailed when PoCL cannot build the
         candidate; InfrastructureError when the yardstick cannot be built or run."""
-        from .measure import await_stage
+        self.start(yardstick, candidate)
+        return self.results(deadline_s)
 
+    def start(self, yardstick: KernelProgram, candidate: KernelProgram) -> None:
+        """Hand both programs over; the runner builds and runs them while the caller goes on."""
         self.build_yardstick(yardstick)
         self._write("candidate", candidate)
         self.child.send_line("candidate")
+
+    def results(self, deadline_s: float) -> dict[str, list]:
+        """What run() returns, once the runner has done what start() asked."""
+        from .measure import await_stage
+
         self.device(deadline_s)
         await_stage(self.child, "yardstick-built", deadline_s, "build the yardstick's kernels", infrastructure=True)
         if not self.child.wait_for_message(lambda: "candidate-built" in self.child.stages_reached
