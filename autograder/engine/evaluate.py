@@ -109,8 +109,13 @@ class Evaluation:
         if self.peak_lanes:
             builders["peak"] = lambda: peak.compile_kernel(self.target)
         self.opencl: OpenCLRunner | None = runner if isinstance(runner, OpenCLRunner) else None
+        self.opencl_yardstick = None
         if self.opencl is not None:
             self.runner = None  # CUDA libraries are not run here: the kernels run on OpenCL
+            from . import opencl
+
+            self.opencl_yardstick = opencl.build_program(yardstick_module(problem, self.target), self.target.host)
+            self.opencl.build_yardstick(self.opencl_yardstick)  # built there while the student's code runs
         elif runner is None:
             self.baseline, self.yardstick = builders["baseline"](), builders["yardstick"]()
         else:
@@ -153,6 +158,10 @@ class Evaluation:
         report["checks"].append(fusion.as_dict())
 
         self.timer.stage("compile")
+        from .runners import gpu_present
+
+        on_opencl = self.problem.target == "cuda" and not self.config.rpc_tracker and not gpu_present()
+        started = self._start_opencl(trace) if on_opencl else None  # its kernels build there while CUDA compiles here
         try:
             candidate = self.tvm.compile(schedule.mod, target=self.target)
         except Exception as error:
@@ -162,11 +171,9 @@ class Evaluation:
             report["checks"].append(compiled.as_dict())
             if not compiled.passed:
                 return {**report, "outcome": "rejected", "message": compiled.message}
-            from .runners import gpu_present
-
-            if not gpu_present() and not self.config.rpc_tracker:
+            if on_opencl:
                 try:
-                    return self._run_on_opencl(trace, report)
+                    return self._finish_opencl(started, report)
                 except RunnerFailed as error:
                     return {**report, "outcome": error.status, "message": str(error)}
 
@@ -184,26 +191,40 @@ class Evaluation:
             report.update(_speed(measured["samples"], self.problem.shape.flops, peak.flop(self.peak_lanes) if self.peak_lanes else 0))
         return {**report, "outcome": "ran"}
 
-    def _run_on_opencl(self, trace, report: dict) -> dict:
-        """No GPU: the kernels run on an OpenCL device (opencl.py) for correctness; speed stays
-        pending until a GPU grades it. Whatever keeps the kernels from running there (PoCL
-        absent, a lowering this runner does not model) leaves correctness pending too, never 0."""
+    PENDING_SPEED = "speed needs a GPU: graded on a GPU host or through --rpc"
+
+    def _start_opencl(self, trace):
+        """No GPU: lower the candidate for OpenCL and hand it to the runner (opencl.py), which
+        builds and runs it while this process compiles for CUDA. Returns (candidate program,
+        yardstick program), or the reason the kernels cannot run there (a lowering the runner
+        does not model): then correctness stays pending too, never 0."""
         from . import opencl
         from .replay import replay
 
-        pending = "speed needs a GPU: graded on a GPU host or through --rpc"
-        self.timer.stage("opencl")
         try:
             program = opencl.build_program(replay(self.func, opencl.shared_scope_for_opencl(trace), "cuda").mod, self.target.host)
-            yardstick = opencl.build_program(yardstick_module(self.problem, self.target), self.target.host)
+            opencl.check_same_launches(program, replay(self.func, trace, "cuda").mod, self.target)
+            yardstick = self.opencl_yardstick or opencl.build_program(yardstick_module(self.problem, self.target), self.target.host)
         except opencl.NotRunnable as error:
-            return {**report, "outcome": "needs-gpu", "message": f"no GPU here, and the kernels cannot run on the OpenCL device ({error}): the schedule compiled and passed the static checks; correctness and {pending}"}
-        report["messages"].append(opencl.describe(program, yardstick, math.prod(self.problem.shape.output_shape), self._gpu_arch()))
+            return f"no GPU here, and the kernels cannot run on the OpenCL device ({error})"
         if self.opencl is None:
             self.opencl = opencl.OpenCLRunner(self.problem.shape, self.config)
+        self.opencl.start(yardstick, program)
+        return program, yardstick
+
+    def _finish_opencl(self, started, report: dict) -> dict:
+        """Correctness from the OpenCL run, against the yardstick's as a control; speed pending."""
+        from . import opencl
+
+        pending = self.PENDING_SPEED
+        if isinstance(started, str):
+            return {**report, "outcome": "needs-gpu", "message": f"{started}: the schedule compiled and passed the static checks; correctness and {pending}"}
+        program, yardstick = started
+        report["messages"].append(opencl.describe(program, yardstick, math.prod(self.problem.shape.output_shape), self._gpu_arch()))
+        self.timer.stage("opencl")
         try:
             device = self.opencl.device(self.remaining_s())
-            runs = self.opencl.run(yardstick, program, self.remaining_s())
+            runs = self.opencl.results(self.remaining_s())
         except opencl.BuildFailed as error:
             return {**report, "outcome": "needs-gpu", "message": f"no GPU here, and the OpenCL device could not build the kernels TVM generated for your schedule ({_last_line(error)}): correctness and {pending}"}
         control = self._judge(runs["yardstick"])

@@ -31,6 +31,9 @@ MAX_LAUNCHES = 4096
 ROLES = {0: "x", 1: "w", 2: "b", 3: "output"}
 SCALAR_DTYPES = ("int32", "int64")
 LAUNCH_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
+# CUDA's dynamic shared memory size, a launch parameter too; the OpenCL lowering has none
+# (shared_scope_for_opencl makes such buffers static), so it is left out of what is compared.
+DYNAMIC_SHARED_TAG = "tirx.use_dyn_shared_memory"
 
 
 class NotRunnable(ValueError):
@@ -106,15 +109,11 @@ def build_program(scheduled_mod, host) -> KernelProgram:
     """Lower `scheduled_mod` (an IRModule with the scheduled `main`) for OpenCL as tvm.compile
     does, and read the program off the lowering: source from the device code generator,
     buffers and launches from the host function before its final passes."""
-    import tvm
     from tvm import tirx
-    from tvm.tirx.build import codegen_build, split_host_device_mods
+    from tvm.tirx.build import codegen_build
 
-    target = opencl_target(host)
-    mod = tirx.transform.BindTarget(target.with_host(target.host))(scheduled_mod)
-    pipeline, _finalize_host, finalize_device = tirx.get_tir_pipeline("default")
-    mod = pipeline(mod)
-    host_mod, device_mods = split_host_device_mods(mod)
+    host_mod, device_mods = _lower(scheduled_mod, opencl_target(host))
+    _finalize_host, finalize_device = tirx.get_tir_pipeline("default")[1:]
     kernels = {}
     for device_mod in device_mods.values():
         for gv, func in device_mod.functions.items():
@@ -128,6 +127,27 @@ def build_program(scheduled_mod, host) -> KernelProgram:
     stats = tuple(_kernel_stats(name, kernels[name], [l for l in launches if l.kernel == name]) for name in
                   dict.fromkeys(l.kernel for l in launches))
     return KernelProgram(_one_program(sources), tuple(buffers), tuple(launches), stats)
+
+
+def _lower(scheduled_mod, target):
+    """tvm.compile's lowering up to the split into host and device functions."""
+    from tvm import tirx
+    from tvm.tirx.build import split_host_device_mods
+
+    mod = tirx.transform.BindTarget(target.with_host(target.host))(scheduled_mod)
+    return split_host_device_mods(tirx.get_tir_pipeline("default")[0](mod))
+
+
+def check_same_launches(program: KernelProgram, scheduled_mod, cuda_target) -> None:
+    """The OpenCL lowering must launch what the CUDA one launches (the same kernels, blocks and
+    threads), or a run on OpenCL proves nothing about the CUDA build: NotRunnable if not."""
+    host_mod, _ = _lower(scheduled_mod, cuda_target)
+    cuda = [(l.kernel, l.groups, l.local) for l in _host_plan(host_mod["main"], scheduled_mod["main"])[0]]
+    ours = [(l.kernel, l.groups, l.local) for l in program.launches]
+    if cuda != ours:
+        first = next((i for i, (a, b) in enumerate(zip(cuda, ours)) if a != b), min(len(cuda), len(ours)))
+        raise NotRunnable(f"lowered for OpenCL, launch {first + 1} differs from the CUDA build's "
+                          f"({ours[first] if first < len(ours) else 'none'} against {cuda[first] if first < len(cuda) else 'none'})")
 
 
 def _one_program(sources: list[str]) -> str:
@@ -253,7 +273,7 @@ def _launch(call, env: dict, buffer_named) -> Launch:
     name = str(args[0]).strip('"')
     if tags is None:
         raise NotRunnable(f"launch of {name} has no launch parameters")
-    unknown = [t for t in tags if t not in LAUNCH_TAGS]
+    unknown = [t for t in tags if t not in LAUNCH_TAGS and t != DYNAMIC_SHARED_TAG]
     if unknown:
         raise NotRunnable(f"launch of {name} uses {', '.join(unknown)}")
     sizes = [_evaluate(a, env) for a in args[len(args) - len(tags):]]
@@ -479,6 +499,7 @@ class OpenCLRunner:
         self.result_path = os.path.join(self.child.workdir, RESULT_FILE)
         with open(self.result_path, "wb") as handle:
             handle.truncate(len(RUNS) * self.run_bytes)
+        self._yardstick_sent = False
         self.child.start()
 
     def device(self, deadline_s: float) -> str:
@@ -489,17 +510,33 @@ class OpenCLRunner:
         started = next((m for m in self.child.messages if m.get("stage") == "started"), {})
         return str(started.get("device", "an OpenCL device"))[:200]
 
+    def build_yardstick(self, yardstick: KernelProgram) -> None:
+        """Have the runner build the yardstick now (it needs no submission): it builds while the
+        evaluator replays and compiles the candidate."""
+        if self._yardstick_sent:
+            return
+        self._write("yardstick", yardstick)
+        self.child.send({"shape": self.shape.to_spec(), "seed": self.config.seed})
+        self._yardstick_sent = True
+
     def run(self, yardstick: KernelProgram, candidate: KernelProgram, deadline_s: float) -> dict[str, list]:
         """Build and run both programs: {run: [output, x, w, b]} for the yardstick and for the
         candidate with ids forwards and backwards. BuildFailed when PoCL cannot build the
         candidate; InfrastructureError when the yardstick cannot be built or run."""
+        self.start(yardstick, candidate)
+        return self.results(deadline_s)
+
+    def start(self, yardstick: KernelProgram, candidate: KernelProgram) -> None:
+        """Hand both programs over; the runner builds and runs them while the caller goes on."""
+        self.build_yardstick(yardstick)
+        self._write("candidate", candidate)
+        self.child.send_line("candidate")
+
+    def results(self, deadline_s: float) -> dict[str, list]:
+        """What run() returns, once the runner has done what start() asked."""
         from .measure import await_stage
 
         self.device(deadline_s)
-        for name, program in (("yardstick", yardstick), ("candidate", candidate)):
-            with open(os.path.join(self.child.workdir, f"{name}.json"), "w", encoding="utf-8") as handle:
-                handle.write(program.to_json())
-        self.child.send({"shape": self.shape.to_spec(), "seed": self.config.seed, "programs": ["yardstick", "candidate"]})
         await_stage(self.child, "yardstick-built", deadline_s, "build the yardstick's kernels", infrastructure=True)
         if not self.child.wait_for_message(lambda: "candidate-built" in self.child.stages_reached
                                            or self.child.last_message("build-failed"), deadline_s):
@@ -511,6 +548,10 @@ class OpenCLRunner:
         await_stage(self.child, "candidate-ran", deadline_s, "run on the OpenCL device")
         await_stage(self.child, "candidate-reversed-ran", deadline_s, "run on the OpenCL device with thread ids numbered backwards")
         return _read_runs(self.result_path, self.shape)
+
+    def _write(self, name: str, program: KernelProgram) -> None:
+        with open(os.path.join(self.child.workdir, f"{name}.json"), "w", encoding="utf-8") as handle:
+            handle.write(program.to_json())
 
     def confinement(self) -> str:
         from .measure import confinement_reported

@@ -1,9 +1,9 @@
 """Child process: runs a GPU schedule's kernels on an OpenCL device (PoCL on the CPU), confined.
 
 Usage (by the evaluator only, through OpenCLRunner): python -m autograder.engine.opencl_runner FD
-RESULT_BYTES, then one JSON line on stdin: {"shape": ConvShape spec, "seed": N, "programs":
-["yardstick", "candidate"]}; each program NAME is NAME.json in this process's directory
-(engine/opencl.py's KernelProgram). This process never imports TVM.
+RESULT_BYTES, then on stdin one JSON line {"shape": ConvShape spec, "seed": N} once yardstick.json
+is in this process's directory, and one more line once candidate.json is (each an
+engine/opencl.py KernelProgram). This process never imports TVM.
 
 In order: its own namespaces (world.py) first thing; PoCL started; every program built from
 its OpenCL C (PoCL's compiler runs in this process and links each kernel with /usr/bin/ld: the
@@ -73,25 +73,29 @@ def main(argv: list[str]) -> None:
         return
     queue = cl.CommandQueue(context)
     send({"kind": "stage", "stage": "started", "device": _describe(context.devices[0])})
+    # First the yardstick (known before any submission is: built while the evaluator compiles),
+    # then the candidate.
     request = json.loads(sys.stdin.readline() or "{}")
     from ..problems.workload import ConvShape, random_inputs
 
     shape = ConvShape.from_spec(request["shape"])
     inputs = random_inputs(shape, int(request["seed"]))
-    plans = {name: _read_plan(name) for name in request["programs"]}
-    built = {}
-    for run in RUNS:
-        name = run.split("-")[0]
-        source = plans[name]["source"]
-        try:
-            built[run] = cl.Program(context, (REVERSED_IDS if run.endswith("reversed") else "") + source).build()
-            # Asking for the binary makes PoCL compile and link every kernel's work-group
-            # function now (its generic one, for any work-group size), not at the first launch.
-            built[run].get_info(cl.program_info.BINARIES)
-        except Exception as error:
-            send({"kind": "build-failed", "program": name, "log": _last_lines(error)})
-            return
-        send({"kind": "stage", "stage": f"{run}-built"})
+    plans, built = {}, {}
+    for step, runs in enumerate((RUNS[:1], RUNS[1:])):
+        if step:
+            sys.stdin.readline()  # the candidate's program is in place
+        for run in runs:
+            name = run.split("-")[0]
+            plans.setdefault(name, _read_plan(name))
+            try:
+                built[run] = cl.Program(context, (REVERSED_IDS if run.endswith("reversed") else "") + plans[name]["source"]).build()
+                # Asking for the binary makes PoCL compile and link every kernel's work-group
+                # function now (its generic one, for any work-group size), not at the first launch.
+                built[run].get_info(cl.program_info.BINARIES)
+            except Exception as error:
+                send({"kind": "build-failed", "program": name, "log": _last_lines(error)})
+                return
+            send({"kind": "stage", "stage": f"{run}-built"})
     runs = {run: _Run(cl, np, context, queue, built[run], plans[run.split("-")[0]], inputs) for run in RUNS}
     limit_memory(2048)
     confinement = entered + confine(policy)

@@ -5,7 +5,7 @@ their kernels shows they are wrong.
 """
 from __future__ import annotations
 
-import inspect
+import dataclasses
 import math
 
 import numpy as np
@@ -35,6 +35,11 @@ TRANSPOSED_LOCAL = solutions.source("gpu_bound").replace('"shared"', '"local"').
         sch.reorder(loops[-1], loops[-2])
         sch.bind(sch.fuse(loops[-1], loops[-2]), "threadIdx.x")''')
 
+# The same with the intermediates in dynamic shared memory: right on a GPU, since TVM puts a
+# barrier between the conv and the transposed bias-add. TVM's OpenCL printer would make the buffer
+# private and drop the barrier; the grader lowers it as static shared memory for OpenCL instead.
+TRANSPOSED_SHARED_DYN = TRANSPOSED_LOCAL.replace('"local"', '"shared.dyn"')
+
 # A cooperative fetch into `local` at the block loop: each thread's copy is the whole padded
 # input, 600 KB a thread. nvcc -ptx accepts it; ptxas (and every GPU) would not.
 WHOLE_INPUT_IN_LOCAL = '''
@@ -57,10 +62,6 @@ def schedule(sch):
 '''
 
 
-def yardstick_source() -> str:
-    return inspect.getsource(yardsticks.bound_pixels).replace("def bound_pixels(sch) -> None:", "def schedule(sch):")
-
-
 @pytest.fixture(scope="module")
 def no_gpu():
     from autograder.engine.runners import gpu_present
@@ -69,7 +70,8 @@ def no_gpu():
         pytest.skip("a GPU is present: there the kernels run on it (tests/engine/test_gpu.py)")
 
 
-@pytest.mark.parametrize("source", [solutions.source("gpu_bound"), yardstick_source()], ids=["solution", "yardstick"])
+@pytest.mark.parametrize("source", [solutions.source("gpu_bound"), yardsticks.as_submission("bound_pixels"), TRANSPOSED_SHARED_DYN],
+                         ids=["solution", "yardstick", "transposed-shared-dyn"])
 def test_right_gpu_schedules_are_correct_on_the_opencl_device_with_speed_pending(no_gpu, fast_config, source):
     result = grade_source("gpu-fused-conv", source, fast_config)
     assert result.status == "needs-gpu", result.to_text()
@@ -116,6 +118,11 @@ def test_the_program_is_read_off_the_lowering_with_what_a_gpu_speed_depends_on()
     read, written = program.traffic_per_output(math.prod(problem.shape.output_shape))
     taps = problem.shape.in_channels * problem.shape.kernel ** 2
     assert 2 * taps * 4 <= read <= 2 * taps * 4 + 16 and 4 <= written < 6  # an input and a weight a tap
+    cuda = tvm.target.Target({"kind": "cuda", "arch": "sm_90"}, host="llvm")
+    opencl.check_same_launches(program, schedule.mod, cuda)  # the kernels the CUDA build launches
+    wider = dataclasses.replace(program, launches=(program.launches[0], dataclasses.replace(conv, local=(128, 1, 1))))
+    with pytest.raises(opencl.NotRunnable, match="launch 2 differs from the CUDA build's"):
+        opencl.check_same_launches(wider, schedule.mod, cuda)
     stats = program.stats[1]
     assert stats.threads_per_block == 256 and stats.shared_bytes == 0
     assert opencl.occupancy(stats, "sm_90") == (1.0, "threads")
