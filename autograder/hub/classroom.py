@@ -80,6 +80,18 @@ def user_settings(account: Account) -> None:
                   f"c.CourseDirectory.root = {str(account.home / COURSE_FOLDER)!r}\n")
 
 
+PROFILE_MARK = "# tvm-course hub: the single-user environment's commands (tvm-course, nbgrader)"
+
+
+def shell_path(account: Account, env: Path) -> None:
+    """A terminal on the hub is a login shell, and Debian's /etc/profile resets PATH: put the
+    environment's bin/ back in front in the user's ~/.profile."""
+    profile = account.home / ".profile"
+    text = profile.read_text(encoding="utf-8") if profile.is_file() else ""
+    if PROFILE_MARK not in text:
+        _write_as(account, profile, text + f"\n{PROFILE_MARK}\nPATH=\"{env / 'bin'}:$PATH\"\n")
+
+
 def ensure_course(instructor: Account, students: list[Account], assignment: str, env: Path, user_env: dict) -> Path:
     """The instructor's course root (a copy of the repository's course/ with a secret of its own),
     the students enrolled, and `assignment` generated and released to the exchange."""

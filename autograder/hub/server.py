@@ -21,7 +21,7 @@ from typing import Callable
 
 from .accounts import (DEFAULT_INSTRUCTOR, DEFAULT_STUDENTS, Account, HubError, ensure_system_user, load_accounts,
                        require_root)
-from .classroom import ensure_course, ensure_exchange, hub_nbgrader_config, user_settings
+from .classroom import ensure_course, shell_path, ensure_exchange, hub_nbgrader_config, user_settings
 from .environment import HUB_FILES, ensure_environment, ensure_proxy
 
 DEFAULT_STATE = Path("/srv/tvm-course-hub")
@@ -87,6 +87,7 @@ def prepare(settings: HubSettings, log: Callable[[str], None]) -> list[Account]:
     for account in accounts:
         ensure_system_user(account.name)
         user_settings(account)
+        shell_path(account, settings.env_dir)
     ensure_exchange(settings.exchange)
     hub_nbgrader_config(settings.exchange, settings.config_path)
     instructor = accounts[-1]

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import pwd
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -22,8 +23,9 @@ def test_the_demo_authenticator_takes_each_accounts_own_password_only(tmp_path):
     auth = DemoAuthenticator(passwords_file=str(tmp_path / "passwords.json"))
     password = {a.name: a.password for a in accounts}
 
-    def login(name, given):
-        return asyncio.run(auth.authenticate(None, {"username": name, "password": given}))
+    def login(name, given):  # in a thread of its own: Playwright's loop may be running in this one
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, auth.authenticate(None, {"username": name, "password": given})).result()
 
     assert login("ada", password["ada"]) == "ada"
     assert login("ada", password["ben"]) is None and login("ada", "") is None and login("eve", password["ada"]) is None
