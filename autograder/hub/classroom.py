@@ -37,7 +37,9 @@ def hub_nbgrader_config(exchange: Path, config_dir: Path) -> Path:
         f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
         f"c.CourseDirectory.max_file_size = {MAX_FILE_KB}  # KB; larger files are left out of a submission\n"
         "# A submission is collected only when it belongs to the student it names.\n"
-        "c.ExchangeFactory.collect = 'autograder.hub.exchange.OwnerCheckedCollect'\n",
+        "c.ExchangeFactory.collect = 'autograder.hub.exchange.OwnerCheckedCollect'\n"
+        "# Released feedback readable by the student it is for (the course writes it owner-only).\n"
+        "c.ExchangeFactory.release_feedback = 'autograder.hub.exchange.ReadableReleaseFeedback'\n",
         encoding="utf-8")
     os.chmod(path, 0o644)
     return path

@@ -15,6 +15,7 @@ import os
 import pwd
 
 from nbgrader.exchange.default.collect import ExchangeCollect, groupby
+from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 
 
 def foreign_owner(folder: str, student: str) -> str | None:
@@ -54,3 +55,20 @@ class OwnerCheckedCollect(ExchangeCollect):
                 ordered = [r for r in ordered if r["timestamp"] <= self.duedate] or ordered
             chosen.append(ordered[0])
         self.src_records = chosen
+
+
+class ReadableReleaseFeedback(ExchangeReleaseFeedback):
+    """nbgrader's release_feedback copies each feedback page with its mode, and the course writes
+    feedback owner-only (c.GenerateFeedback.permissions = 600 in course/nbgrader_config.py), so
+    students could not read what was released to them: their Fetch Feedback found nothing. The
+    released copies are made readable (644), in the feedback folder nobody may list (711), under
+    names only the submitter can compute (a hash of their submission's secret), as nbgrader
+    intends. Set in the hub's nbgrader config: c.ExchangeFactory.release_feedback."""
+
+    def copy_files(self):
+        before = set(os.listdir(self.dest_path))
+        super().copy_files()
+        for name in set(os.listdir(self.dest_path)) - before | {n for n in before if n.endswith(".html")}:
+            path = os.path.join(self.dest_path, name)
+            if name.endswith(".html") and os.path.isfile(path) and not os.path.islink(path):
+                os.chmod(path, 0o644)
