@@ -126,3 +126,26 @@ def _conv_space(sch):
     conv = sch.get_sblock("conv2d_nchw")
     xx = sch.get_loops(conv)[3]
     sch.split(xx, sch.sample_perfect_tile(xx, n=2, max_innermost_factor=32))
+
+
+def starter_space(sch):
+    """Lesson 1's design space as the exercise hands it out: the column tile and the order fixed."""
+    matmul = sch.get_sblock("matmul")
+    sch.compute_inline(sch.get_sblock("T_add"))
+    i, j, k = sch.get_loops(matmul)
+    i_outer, i_inner = sch.split(i, sch.sample_perfect_tile(i, n=2, max_innermost_factor=8))
+    j_outer, j_inner = sch.split(j, factors=[None, 16])
+    k_outer, k_inner = sch.split(k, sch.sample_perfect_tile(k, n=2, max_innermost_factor=16))
+    sch.reorder(i_outer, j_outer, k_outer, k_inner, i_inner, j_inner)
+    sch.vectorize(j_inner)
+    sch.reverse_compute_at(sch.get_sblock("compute"), j_outer)
+    sch.decompose_reduction(matmul, k_outer)
+
+
+def test_a_small_space_gives_what_it_holds_and_names_its_decisions(head):
+    candidates = cost_model.sample_candidates(head, 48, starter_space)
+    # 64 rows with inner tiles of at most 8 (1, 2, 4, 8) times 512 with at most 16 (1 ... 16): 20
+    assert len(candidates) == 20 and len({c.decisions for c in candidates}) == 20
+    assert candidates[0].describe().startswith("tile of i0 ") and ", tile of k " in candidates[0].describe()
+    labelled = cost_model.sample_candidates(head, 4, head_space)
+    assert labelled[0].describe().split(", ")[3].startswith("choice ")
