@@ -37,7 +37,9 @@ class Feedback:
         return "\n".join([self.heading(), *(f"  - {line}" for line in self.lines)])
 
     def _repr_markdown_(self) -> str:
-        return "\n".join([f"**{self.heading()}**", "", *(f"- {line}" for line in self.lines)])
+        # A line may quote the grader or TVM ("<tile loop>"): angle brackets are text, not HTML.
+        lines = (line.replace("<", "&lt;").replace(">", "&gt;") for line in self.lines)
+        return "\n".join([f"**{self.heading()}**", "", *(f"- {line}" for line in lines)])
 
     def __repr__(self) -> str:
         return str(self)

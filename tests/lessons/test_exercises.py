@@ -62,6 +62,8 @@ def test_feedback_renders_as_markdown_and_text():
     assert str(feedback) == "✗ Exercise 9: not yet\n  - one\n  - two"
     assert feedback._repr_markdown_().startswith("**✗ Exercise 9: not yet**")
     assert not feedback.passed and exercises.Feedback("E", exercises.DONE).passed
+    quoted = exercises.Feedback("E", exercises.NOT_YET, ["reverse_compute_at(block, <tile loop>)"])
+    assert "&lt;tile loop&gt;" in quoted._repr_markdown_() and "<tile loop>" in str(quoted)  # text, not an HTML tag
 
 
 def test_split_prediction(fused_func):
