@@ -203,14 +203,25 @@ def _is_vectorised(kind: str) -> bool:
     return "vectorized" in kind.lower() or kind.strip() == "2"
 
 
-# The loop along each block's output width, the axis whose neighbouring elements are neighbours
-# in memory (stride 1): TVM names pieces of a split loop after it (xx_1), and the loops that
-# LegalizeOps and reverse_compute_at give T_add and compute are ax0..ax3, ax3 the width.
-WIDTH_LOOP = {"conv2d_nchw": "xx", "conv2d_nchw_update": "xx", "T_add": "ax3", "compute": "ax3"}
+def _along_width(sch, block: str) -> bool:
+    """Does `block`'s innermost loop walk its output's last axis with step 1, and no other axis?
+    Then neighbouring iterations write neighbouring elements (stride 1): a vector of them is one
+    contiguous load or store, not a gather or scatter of elements a row apart."""
+    from tvm.s_tir.dlight.analysis.common_analysis import get_sblockrealize
+    from tvm.sym import detect_linear_equation
 
-
-def _along_width(block: str, loop_name: str) -> bool:
-    return loop_name.split("_")[0] == WIDTH_LOOP.get(block, loop_name.split("_")[0])
+    block_rv = sch.get_sblock(block)
+    realize = get_sblockrealize(sch, block_rv)
+    inner = sch.get(sch.get_loops(block_rv)[-1]).loop_var
+    steps = {}
+    for iter_var, value in zip(realize.block.iter_vars, realize.iter_values):
+        linear = detect_linear_equation(value, [inner])
+        if not linear:  # not linear in the loop (a division, a modulo): not a plain stride
+            return False
+        if int(linear[0]) != 0:
+            steps[iter_var.var] = int(linear[0])
+    last = realize.block.writes[0].region[-1].min
+    return len(steps) == 1 and any(var.same_as(last) and step == 1 for var, step in steps.items())
 
 
 def vectorised_tile(func, schedule: Callable, target, data, device, tile_bytes: int, exercise: str = "Exercise 5") -> Feedback:
@@ -230,7 +241,7 @@ def vectorised_tile(func, schedule: Callable, target, data, device, tile_bytes: 
         innermost = _loops(sch, block)[-1]
         name = str(innermost.loop_var.name)
         good = _is_vectorised(str(innermost.kind))
-        along = _along_width(block, name)
+        along = _along_width(sch, block)
         vectorised &= good
         contiguous &= along or not good
         if good and not along:
@@ -253,8 +264,8 @@ def vectorised_tile(func, schedule: Callable, target, data, device, tile_bytes: 
         lines.append("Hint: `sch.vectorize(loop)` needs the loop innermost, and for the conv its iterations must be "
                      "independent: put the reduction loops (rc, ry, rx) outside the pixel loop you vectorise.")
     elif not contiguous:
-        lines.append("Hint: vectorise the pixels of a tile row (the `xx` piece for the conv, the last loop `ax3` for "
-                     "Add and ReLU), whose neighbours are neighbours in memory.")
+        lines.append("Hint: vectorise the pixels of a tile row (the piece of `xx` for the conv, the last of the loops "
+                     "`reverse_compute_at` gave Add and ReLU), whose neighbours are neighbours in memory.")
     return Feedback(exercise, DONE if fused and vectorised and contiguous and correct else NOT_YET, lines)
 
 
