@@ -110,6 +110,15 @@ def demo(args: argparse.Namespace) -> int:
     return run_instructor_demo()
 
 
+def _is_gpu_problem(name: str) -> bool:
+    from ..problems import get_problem
+
+    try:
+        return get_problem(name).target == "cuda"
+    except KeyError:
+        return False  # an unknown problem: grade_source says so
+
+
 def bench_grader(args: argparse.Namespace) -> int:
     from .. import examples
     from ..engine import grader_bench
@@ -117,6 +126,14 @@ def bench_grader(args: argparse.Namespace) -> int:
 
     source = Path(args.file).read_text(encoding="utf-8") if args.file else examples.source(args.example)
     what = args.file or f"autograder/examples/{args.example}.py"
+    if not args.file and args.example == "journal" and _is_gpu_problem(args.problem):
+        # The journal's schedule binds nothing to GPU threads (it would only be rejected): the
+        # GPU problem's yardstick, public and correct, is graded as a submission instead.
+        from ..problems import get_problem
+        from ..problems.yardsticks import as_submission
+
+        source = as_submission(get_problem(args.problem).yardstick)
+        what = f"the {args.problem} yardstick (autograder/problems/yardsticks.py)"
     config = config_from(args)
     try:
         workloads = [_workload(text) for text in (args.variants.split(",") if args.variants else ["journal"])]
