@@ -302,7 +302,8 @@ def fusion_puzzle(result, func, schedule: Callable, block: str = "compute", tile
         lines = [f"the grader stopped with status '{result.status}' before its fusion check:"]
         lines += [str(message) for message in result.messages[:3]] or ["(it gave no message)"]
         return Feedback(exercise, NOT_YET, lines)
-    lines = [f"the grader's fusion check {'passed' if fusion.passed else 'did not pass'}: {fusion.message}"]
+    finding = fusion.message.split(". ")[0].rstrip(".")  # its finding; the hint after it is the puzzle's answer
+    lines = [f"the grader's fusion check {'passed' if fusion.passed else 'did not pass'}: {finding}."]
     sch, error = _apply(func, schedule)
     if error:
         return Feedback(exercise, NOT_YET, lines + [f"your schedule raised {error}"])
