@@ -105,8 +105,12 @@ def demo(args: argparse.Namespace) -> int:
         result = grade_source(problem, examples.source(name), config_from(args))
         print(f"== {name}.py")
         print(result.to_text(), end="\n\n")
-    from ..course.demo import run_instructor_demo
+    from ..course.demo import BUNDLED_COURSE, run_instructor_demo
 
+    if not (BUNDLED_COURSE / "nbgrader_config.py").is_file():  # installed from the wheel: no course comes with it
+        print("The instructor's half of the demo (release, collect and grade the sample class) needs the course's "
+              "repository: run `make demo` in a clone of it. The example schedules above were graded by this installation.")
+        return 0
     return run_instructor_demo()
 
 
