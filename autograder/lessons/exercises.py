@@ -493,3 +493,45 @@ def kernel_prediction(predicted: dict, facts: dict, exercise: str = "Exercise 6"
         lines.append(f"{key}: you predicted {guess}, the kernel has {facts[key]}: {'right' if ok else 'not this'}.")
     status = NO_ANSWER if not answered else DONE if right == len(predicted) else NOT_YET
     return Feedback(exercise, status, lines)
+
+
+def gpu_binding(func, schedule: Callable, threads: int = 128, exercise: str = "Exercise 7") -> Feedback:
+    """Check a schedule that binds the fused function to the GPU with `threads` threads per
+    block: every block bound, the conv's kernel launched with that many threads, and its
+    kernels right when run on the OpenCL device on this CPU (gpu.run_on_opencl), which any
+    laptop has: the way the autograder checks GPU kernels where there is no GPU."""
+    import tvm
+    from tvm import s_tir
+
+    from ..engine import checks, opencl
+    from .gpu import run_on_opencl
+
+    sch = s_tir.Schedule(func)
+    try:
+        schedule(sch)
+    except Exception as error:  # noqa: BLE001  (a student's code may raise anything)
+        return Feedback(exercise, NOT_YET, [f"your schedule raised {_error_line(error)}"])
+    if all(inst.kind.name.startswith("Get") for inst in sch.trace.insts):  # nothing but get_sblock / get_loops
+        return Feedback(exercise, NO_ANSWER, ["fill in the schedule: fuse, split, bind, reverse_compute_at"])
+    binding = checks.check_binding(sch)
+    if not binding.passed:
+        return Feedback(exercise, NOT_YET, [binding.message])
+    try:
+        program = opencl.build_program(tvm.IRModule({"main": sch.mod["main"]}), "llvm")
+    except Exception as error:  # noqa: BLE001
+        return Feedback(exercise, NOT_YET, [f"TVM could not lower it for a GPU: {_error_line(error)}"])
+    conv = max(program.stats, key=lambda s: s.global_read_bytes)
+    lines = [f"{len(program.launches)} kernel launches; the conv's kernel runs {conv.threads_per_block} threads "
+             f"in each of {conv.blocks} blocks"]
+    if conv.threads_per_block != threads:
+        return Feedback(exercise, NOT_YET, lines + [f"the exercise asks for {threads} threads per block"])
+    from ..engine.measure import InfrastructureError, RunnerFailed
+
+    try:
+        run = run_on_opencl(sch.mod)
+    except RunnerFailed as error:
+        return Feedback(exercise, NOT_YET, lines + [f"its kernels failed on the OpenCL device ({error.status}): {error}"])
+    except (InfrastructureError, opencl.BuildFailed, opencl.NotRunnable) as error:
+        return Feedback(exercise, NOT_YET, lines + [f"its kernels could not be run here (not your code): {error}"])
+    lines.append(f"run on {run.device}: {run.detail}")
+    return Feedback(exercise, DONE if run.correct else NOT_YET, lines)
