@@ -39,7 +39,7 @@ from ..nbgrader_ext.preprocessors import TrustedGrader
 from ..nbgrader_ext.plan import PlanError, load_plan
 from ..problems import get_problem
 from .course_dir import CourseError, course_directory, find_course_root, load_course_config
-from .gradebook_sync import copy_gradebook, merge_rows, merge_submission, sqlite_path, sqlite_url
+from .gradebook_sync import copy_gradebook, merge_rows, merge_submission, share_engines, sqlite_path, sqlite_url
 from .submissions import (
     Decision, RunAbilities, fingerprint, find_submissions, graded_directory, grading_decision, record_graded,
     recorded_submissions, submission_digest,
@@ -112,6 +112,7 @@ def grade_assignment(options: GradingOptions) -> RunReport:
 
 def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport:
     started = time.monotonic()
+    share_engines()  # the course's gradebook is opened for every merge and row
     root = find_course_root(options.course)
     config = load_course_config(root, cell_timeout=options.cell_timeout, grader_settings=options.grader_settings)
     coursedir = course_directory(config)

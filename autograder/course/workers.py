@@ -116,8 +116,9 @@ def _worker_main(connection, setup: WorkerSetup) -> None:
         from nbgrader.apps.api import NbGraderAPI
 
         from .course_dir import course_directory, load_course_config
-        from .gradebook_sync import sqlite_url
+        from .gradebook_sync import share_engines, sqlite_url
 
+        share_engines()
         load_course_config(setup.course_root)
     except Exception as error:
         connection.send(WorkerFailed(f"{error.__class__.__name__}: {error}"))
