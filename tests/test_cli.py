@@ -63,13 +63,13 @@ def test_usage_errors_exit_2(args, expected):
     assert expected in run.stderr
 
 
-def test_gpu_problem_compiles_and_reports_needs_gpu_here():
+def test_gpu_problem_runs_on_the_opencl_device_and_reports_needs_gpu_here():
     run = tvm_course("grade-schedule", "gpu-fused-conv", str(solutions.path("gpu_bound")), "--json", "--target", "cuda")
     result = json.loads(run.stdout)
-    if result["status"] == "needs-gpu":
+    if result["status"] == "needs-gpu":  # no GPU: the kernels ran on PoCL; only the speed waits
         assert run.returncode == 1
-        assert result["correct"] is None and result["score"] == 0
-        assert {c["name"] for c in result["checks"]} >= {"binding", "fusion", "cuda-build"}
+        assert result["correct"] is True and result["score"] == 0.7 and result["speedup"] is None
+        assert {c["name"] for c in result["checks"]} >= {"correctness", "binding", "fusion", "cuda-build"}
     else:  # on a machine with a GPU the same command runs and verifies it
         assert result["status"] == "passed"
 

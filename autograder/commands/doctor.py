@@ -20,6 +20,7 @@ def doctor(args: argparse.Namespace) -> int:
         ("isolation between gradings", status.isolated, "namespaces, or Landlock's scoping" if status.isolated
          else "a class run refuses without --allow-unconfined"),
     ]
+    rows.append(("where GPU schedules run without a GPU", *_opencl_device()))
     for name, ok, detail in rows:
         print(f"  [{'ok' if ok else 'no':>2}] {name}: {detail}")
     print(f"in force for each untrusted child: {status.describe()}")
@@ -30,6 +31,27 @@ def doctor(args: argparse.Namespace) -> int:
         return 1
     print("preflight: the bundled journal schedule graded correct inside this confinement")
     return 0 if status.complete and status.isolated else 1
+
+
+def _opencl_device() -> tuple[bool, str]:
+    """The OpenCL device the runner would find (asked in this process: it only lists devices)."""
+    try:
+        import pyopencl as cl
+
+        devices = [d for p in cl.get_platforms() for d in p.get_devices()]
+    except Exception as error:  # not installed, or no platform (an ICD loader without vendors)
+        return False, f"no OpenCL device ({str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__}): "\
+                      "their correctness stays pending until a GPU grades them"
+    if not devices:
+        return False, "no OpenCL device: their correctness stays pending until a GPU grades them"
+    import os
+
+    from ..engine.opencl_runner import LINKER
+
+    if not os.path.exists(LINKER):
+        return False, (f"PoCL links each kernel with {LINKER}, which this machine lacks (Debian: apt-get install binutils); "
+                       "until then their correctness stays pending")
+    return True, f"kernels run on the OpenCL device '{devices[0].name.strip()}' ({devices[0].platform.name.strip()})"
 
 
 def register(subparsers) -> None:

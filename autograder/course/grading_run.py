@@ -370,9 +370,9 @@ def _check_assignment(coursedir, assignment: str, main_url: str, settings: dict)
             checked.gpu = "this machine's GPU"
         else:
             checked.warnings.append(
-                f"{', '.join(sorted(set(gpu_problems)))} runs on a GPU and there is none here: correctness and speed stay "
-                "pending (needs manual grading) until graded on a GPU host or with --rpc HOST:PORT --key KEY; a later "
-                "run that has a GPU grades them without --force"
+                f"{', '.join(sorted(set(gpu_problems)))} runs on a GPU and there is none here: its kernels run on the "
+                "OpenCL device for correctness and fusion, and the speed stays pending (needs manual grading) until graded "
+                "on a GPU host or with --rpc HOST:PORT --key KEY; a later run that has a GPU grades them without --force"
             )
     return checked
 

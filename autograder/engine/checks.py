@@ -235,7 +235,12 @@ def check_host_touches_no_device_buffer(scheduled, target) -> CheckOutcome:
     )
 
 
-GPU_LIMITS = {"max_threads_per_block": 1024, "max_shared_memory_per_block": 48 * 1024, "max_local_memory_per_block": 2**31 - 1, "max_vector_bytes": 16}
+# Local memory is per thread: 512 KiB on every CUDA GPU since Fermi (ptxas refuses more; `nvcc -ptx`
+# never runs ptxas, so nothing else would catch it). TVM's verifier counts a thread's own
+# `local` allocations under this name.
+MAX_LOCAL_BYTES_PER_THREAD = 512 * 1024
+GPU_LIMITS = {"max_threads_per_block": 1024, "max_shared_memory_per_block": 48 * 1024,
+              "max_local_memory_per_block": MAX_LOCAL_BYTES_PER_THREAD, "max_vector_bytes": 16}
 
 
 def check_gpu_limits(scheduled, target) -> CheckOutcome:
@@ -251,10 +256,11 @@ def check_gpu_limits(scheduled, target) -> CheckOutcome:
         if isinstance(func, tirx.PrimFunc)
     )
     if ok:
-        return CheckOutcome("gpu-limits", True, "at most 1024 threads and 48 KiB shared memory per block")
+        return CheckOutcome("gpu-limits", True, "at most 1024 threads and 48 KiB shared memory per block, 512 KiB of local memory per thread")
     return CheckOutcome(
         "gpu-limits",
         False,
         "a kernel exceeds the GPU's limits (more than 1024 threads or 48 KiB of shared memory per block, "
-        "or vectors wider than 16 bytes): split the loops you bind to threadIdx",
+        "more than 512 KiB of local memory per thread, or vectors wider than 16 bytes): split the loops you "
+        "bind to threadIdx, and cache into 'local' only what one thread reads (compute_at its own thread loop)",
     )

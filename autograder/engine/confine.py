@@ -183,6 +183,10 @@ def enter_world(policy: Policy) -> list[str]:
     """In a fresh, single-threaded child, first thing: its own namespaces (world.py), where this
     machine allows them. Returns what was entered, for the record (nothing where not allowed).
     Afterwards this process is the world's process 1 (its caller's pid is a waiter's)."""
+    # The bindings find their libraries through ctypes.util.find_library, which runs ldconfig or
+    # a compiler: neither exists in the world. Loaded here, they are at hand when confine() runs
+    # (a child forked from the fork server has them already; a new interpreter had not).
+    available()
     if not world.supported().available:
         return []
     return world.enter(world_view(policy))

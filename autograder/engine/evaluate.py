@@ -10,6 +10,7 @@ generated code, or in LLVM, costs the grading and not the grader.
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import sys
@@ -23,7 +24,9 @@ from ..problems.workload import ConvShape, random_inputs
 from .config import GraderConfig
 from . import library_cache, peak
 from .cpus import UnknownCPU, cpu_name, cpu_target
-from .measure import INPUT_NAMES, InfrastructureError, LocalRunner, RunnerFailed, band_rule, check_timings, run_once, time_rounds
+from .measure import (INPUT_NAMES, InfrastructureError, LocalRunner, RunnerFailed, band_rule, check_timings, gpu_device_nodes,
+                      run_once, time_rounds)
+from .opencl import OpenCLRunner
 
 
 class Timer:
@@ -105,7 +108,15 @@ class Evaluation:
         self.peak_lanes = peak.lanes(self.target) if self.target.kind.name == "llvm" else 0
         if self.peak_lanes:
             builders["peak"] = lambda: peak.compile_kernel(self.target)
-        if runner is None:
+        self.opencl: OpenCLRunner | None = runner if isinstance(runner, OpenCLRunner) else None
+        self.opencl_yardstick = None
+        if self.opencl is not None:
+            self.runner = None  # CUDA libraries are not run here: the kernels run on OpenCL
+            from . import opencl
+
+            self.opencl_yardstick = opencl.build_program(yardstick_module(problem, self.target), self.target.host)
+            self.opencl.build_yardstick(self.opencl_yardstick)  # built there while the student's code runs
+        elif runner is None:
             self.baseline, self.yardstick = builders["baseline"](), builders["yardstick"]()
         else:
             for name, build in builders.items():
@@ -147,6 +158,10 @@ class Evaluation:
         report["checks"].append(fusion.as_dict())
 
         self.timer.stage("compile")
+        from .runners import gpu_present
+
+        on_opencl = self.problem.target == "cuda" and not self.config.rpc_tracker and not gpu_present()
+        started = self._start_opencl(trace) if on_opencl else None  # its kernels build there while CUDA compiles here
         try:
             candidate = self.tvm.compile(schedule.mod, target=self.target)
         except Exception as error:
@@ -156,10 +171,11 @@ class Evaluation:
             report["checks"].append(compiled.as_dict())
             if not compiled.passed:
                 return {**report, "outcome": "rejected", "message": compiled.message}
-            from .runners import gpu_present
-
-            if not gpu_present() and not self.config.rpc_tracker:
-                return {**report, "outcome": "needs-gpu", "message": "no GPU here: the schedule compiled and passed the static checks; grade it on a GPU host (or with --rpc) for correctness and speed"}
+            if on_opencl:
+                try:
+                    return self._finish_opencl(started, report)
+                except RunnerFailed as error:
+                    return {**report, "outcome": error.status, "message": str(error)}
 
         try:
             if self.runner is not None:
@@ -175,6 +191,64 @@ class Evaluation:
             report.update(_speed(measured["samples"], self.problem.shape.flops, peak.flop(self.peak_lanes) if self.peak_lanes else 0,
                                  band_rule(self.problem, self.config)))
         return {**report, "outcome": "ran"}
+
+    PENDING_SPEED = "speed needs a GPU: graded on a GPU host or through --rpc"
+
+    def _start_opencl(self, trace):
+        """No GPU: lower the candidate for OpenCL and hand it to the runner (opencl.py), which
+        builds and runs it while this process compiles for CUDA. Returns (candidate program,
+        yardstick program), or the reason the kernels cannot run there (a lowering the runner
+        does not model): then correctness stays pending too, never 0."""
+        from . import opencl
+        from .replay import replay
+
+        try:
+            program = opencl.build_program(replay(self.func, opencl.shared_scope_for_opencl(trace), "cuda").mod, self.target.host)
+            opencl.check_same_launches(program, replay(self.func, trace, "cuda").mod, self.target)
+            yardstick = self.opencl_yardstick or opencl.build_program(yardstick_module(self.problem, self.target), self.target.host)
+        except opencl.NotRunnable as error:
+            return f"no GPU here, and the kernels cannot run on the OpenCL device ({error})"
+        if self.opencl is None:
+            self.opencl = opencl.OpenCLRunner(self.problem.shape, self.config)
+        self.opencl.start(yardstick, program)
+        return program, yardstick
+
+    def _finish_opencl(self, started, report: dict) -> dict:
+        """Correctness from the OpenCL run, against the yardstick's as a control; speed pending."""
+        from . import opencl
+
+        pending = self.PENDING_SPEED
+        if isinstance(started, str):
+            return {**report, "outcome": "needs-gpu", "message": f"{started}: the schedule compiled and passed the static checks; correctness and {pending}"}
+        program, yardstick = started
+        report["messages"].append(opencl.describe(program, yardstick, math.prod(self.problem.shape.output_shape), self._gpu_arch()))
+        self.timer.stage("opencl")
+        try:
+            device = self.opencl.device(self.remaining_s())
+            runs = self.opencl.results(self.remaining_s())
+        except opencl.BuildFailed as error:
+            return {**report, "outcome": "needs-gpu", "message": f"no GPU here, and the OpenCL device could not build the kernels TVM generated for your schedule ({_last_line(error)}): correctness and {pending}"}
+        control = self._judge(runs["yardstick"])
+        if not control["passed"]:
+            raise InfrastructureError(f"{device} computes the yardstick wrongly, so it cannot judge yours: {control['message']}")
+        report["messages"].append(f"ran on {device}, confined: {self.opencl.confinement()}")
+        correctness = self._judge(runs["candidate"])
+        if correctness["passed"]:
+            backwards = self._judge(runs["candidate-reversed"])
+            if not backwards["passed"]:
+                correctness = _check("correctness", False, "with thread and block ids numbered backwards (a race between threads: "
+                                     f"a read before the write it needs, or no barrier between them): {backwards['message']}")
+        if correctness["passed"]:
+            correctness["message"] = (f"correct on {device}, thread ids numbered both ways: "
+                                      f"{correctness['message']}; {pending}")
+        report["checks"].insert(0, correctness)
+        report["correct"] = correctness["passed"]
+        report["speed_pending"] = pending
+        return {**report, "outcome": "ran"}
+
+    def _gpu_arch(self) -> str:
+        arch = self.target.attrs.get("arch") if hasattr(self.target, "attrs") else None
+        return str(arch) if arch else self.config.cuda_arch
 
     def _run_here(self, candidate) -> dict:
         self.timer.stage("run")
@@ -314,7 +388,13 @@ def main(argv: list[str]) -> None:
         send({"kind": "usage", "message": str(error)})
         return
     # Forked before this process compiles anything, starts threads or opens a GPU.
-    runner = None if config.rpc_tracker else LocalRunner(problem, config)
+    if config.rpc_tracker:
+        runner = None
+    elif problem.target == "cuda" and not gpu_device_nodes():
+        runner = OpenCLRunner(problem.shape, config)  # no GPU can be here: PoCL starts while we compile
+    else:
+        runner = LocalRunner(problem, config)
+    evaluation = None
     try:
         evaluation = Evaluation(problem, config, timer, runner)
         limit_memory(config.evaluate_memory_mb)
@@ -339,8 +419,9 @@ def main(argv: list[str]) -> None:
         # Before any trace: our bug or TVM's, not the student's. Say so, with the traceback.
         send({"kind": "internal", "message": traceback.format_exc(limit=8)})
     finally:
-        if runner is not None:
-            runner.close()
+        started = {id(r): r for r in (runner, evaluation and evaluation.opencl) if r is not None}
+        for child in started.values():  # an OpenCL runner may have been started late, for a GPU that failed
+            child.close()
 
 
 if __name__ == "__main__":

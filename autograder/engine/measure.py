@@ -135,6 +135,36 @@ def gpu_device_nodes() -> tuple[str, ...]:
     return tuple(sorted(glob.glob("/dev/nvidia*")))
 
 
+def await_stage(child, stage: str, deadline_s: float, doing: str, infrastructure: bool = False) -> None:
+    """Wait for a runner's `stage`; if it never comes, raise what it means: InfrastructureError
+    (the grader's fault: before the grader's own code has run there, or a message of ours said
+    so) or RunnerFailed with the status the submission earned (timeout, crashed, ...)."""
+    if child.wait_for_stage(stage, deadline_s):
+        return
+    outcome = child.wait(0)
+    internal = outcome.last("internal")
+    if internal:
+        raise InfrastructureError(f"{internal.get('message')} (not your code)")
+    if infrastructure:
+        tail = " ".join(outcome.output_tail.strip().splitlines()[-3:])[-500:]
+        raise InfrastructureError(f"the confined runner could not {doing} (not your code): {tail or outcome.signal_name or 'no output'}")
+    if outcome.channel_overflow:
+        raise RunnerFailed(f"the process running your compiled schedule flooded its channel when asked to {doing}", "rejected")
+    if outcome.timed_out:
+        raise RunnerFailed(f"your compiled schedule did not {doing} within {deadline_s:.0f} s", "timeout")
+    if outcome.signal_name:
+        raise RunnerFailed(f"your compiled schedule crashed ({outcome.signal_name}) when asked to {doing}")
+    tail = outcome.output_tail.strip().splitlines()[-1:] or [f"exit code {outcome.returncode}"]
+    raise RunnerFailed(f"your compiled schedule failed when asked to {doing}: {tail[0][:300]}")
+
+
+def confinement_reported(child) -> str:
+    """What a runner applied before it ran anything compiled, as it reported then."""
+    ready = next((m for m in child.messages if m.get("stage") == "ready"), {})
+    applied = ready.get("confinement")
+    return "; ".join(a for a in applied if isinstance(a, str)) if isinstance(applied, list) else "(not reported)"
+
+
 class LocalRunner:
     """The confined runner on this machine: fork it early, then hand it libraries to run."""
 
@@ -245,29 +275,11 @@ class LocalRunner:
         return check_timings(self.child.last_message("timings"), self.config, peak=bool(peak_width))
 
     def _await(self, stage: str, deadline_s: float, doing: str, infrastructure: bool = False) -> None:
-        if self.child.wait_for_stage(stage, deadline_s):
-            return
-        outcome = self.child.wait(0)
-        internal = outcome.last("internal")
-        if internal:
-            raise InfrastructureError(f"{internal.get('message')} (not your code)")
-        if infrastructure:
-            tail = " ".join(outcome.output_tail.strip().splitlines()[-3:])[-500:]
-            raise InfrastructureError(f"the confined runner could not {doing} (not your code): {tail or outcome.signal_name or 'no output'}")
-        if outcome.channel_overflow:
-            raise RunnerFailed(f"the process running your compiled schedule flooded its channel when asked to {doing}", "rejected")
-        if outcome.timed_out:
-            raise RunnerFailed(f"your compiled schedule did not {doing} within {deadline_s:.0f} s", "timeout")
-        if outcome.signal_name:
-            raise RunnerFailed(f"your compiled schedule crashed ({outcome.signal_name}) when asked to {doing}")
-        tail = outcome.output_tail.strip().splitlines()[-1:] or [f"exit code {outcome.returncode}"]
-        raise RunnerFailed(f"your compiled schedule failed when asked to {doing}: {tail[0][:300]}")
+        await_stage(self.child, stage, deadline_s, doing, infrastructure)
 
     def confinement(self) -> str:
         """What the runner applied before it loaded anything compiled, as it reported then."""
-        ready = next((m for m in self.child.messages if m.get("stage") == "ready"), {})
-        applied = ready.get("confinement")
-        return "; ".join(a for a in applied if isinstance(a, str)) if isinstance(applied, list) else "(not reported)"
+        return confinement_reported(self.child)
 
     def close(self) -> None:
         self.child.close()

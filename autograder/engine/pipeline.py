@@ -356,6 +356,12 @@ class _Grading:
             "structure": weights.structure if fused else 0.0,
             "speed": round(weights.speed * fraction, 4),
         }
+        pending = report.get("speed_pending")
+        if pending:  # correct on an OpenCL device; the speed part waits for a GPU
+            return self.result("needs-gpu", f"correct on an OpenCL device; {pending}", *messages, checks=checks, correct=True,
+                               score=round(credit["correctness"] + credit["structure"], 4),
+                               credit={"correctness": credit["correctness"], "structure": credit["structure"]},
+                               student_output=output)
         review = False
         gflops = report.get("gflops", {})
         if speed and against:

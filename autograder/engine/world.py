@@ -218,6 +218,7 @@ def _die_with_waiter(libc, alive_r: int) -> None:
 def _build_root(libc, view: View) -> None:
     """A tmpfs as the new root, with each path of `view` bound at its own path, and /proc."""
     binds = _plan(view)  # resolved while the old root is still /
+    aliases = _aliases(view)  # the same: after the pivot, the links are not there to read
     _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make the mounts private")
     root = view.private_dir  # any directory will do as the tmpfs's mount point: pivot_root moves it
     _check(libc.mount(b"tmpfs", root.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755,size=1m"),
@@ -235,7 +236,7 @@ def _build_root(libc, view: View) -> None:
         if kind != "device":
             remount |= MS_NODEV
         _check(libc.mount(None, target.encode(), None, remount, None), f"make {source} {'private' if writable else 'read-only'}")
-    for alias, link in _aliases(view):
+    for alias, link in aliases:
         if not os.path.lexists(alias):
             os.makedirs(os.path.dirname(alias), exist_ok=True)
             os.symlink(link, alias)
@@ -280,8 +281,11 @@ def _aliases(view: View) -> list[tuple[str, str]]:
         current = "/"
         for part in [p for p in os.path.abspath(path).split("/") if p]:
             candidate = os.path.join(current, part)
-            if os.path.islink(candidate):
+            for _ in range(40):  # a chain of links (/usr/bin/ld -> x86_64-linux-gnu-ld -> ...ld.bfd)
+                if not os.path.islink(candidate):
+                    break
                 links[candidate] = os.readlink(candidate)
+                candidate = os.path.normpath(os.path.join(os.path.dirname(candidate), links[candidate]))
             current = os.path.realpath(candidate)
     return sorted(links.items())
 

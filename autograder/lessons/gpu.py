@@ -219,3 +219,108 @@ def time_on_gpu(executable, data, rounds: int = 7) -> float | None:
         raise AssertionError(f"the GPU output is wrong: max error {data.max_error(arguments[-1]):.3g}")
     evaluator = executable.mod.time_evaluator("main", device, number=1, repeat=rounds, min_repeat_ms=20)
     return float(np.median(evaluator(*arguments).results))
+
+
+# ---- Kernels run without a GPU: the autograder's OpenCL device -------------------------------
+
+@dataclass(frozen=True)
+class KernelRun:
+    """One schedule's kernels run on the OpenCL device, outputs checked as the grader checks them."""
+
+    device: str
+    launches: int
+    correct: bool  # with thread ids numbered forwards and backwards alike
+    detail: str  # the max error, or where the first wrong output is
+
+
+def run_on_opencl(mod, seed: int = 0) -> KernelRun:
+    """Run a scheduled fused conv's kernels (an IRModule with `main`, at the course's journal
+    shape) the way the autograder does where no GPU is reachable: lowered for OpenCL with the
+    CUDA limits, run on PoCL's CPU device in a confined process beside the GPU yardstick, outputs
+    NaN-filled first and compared with the float64 reference, thread ids numbered both ways."""
+    import tvm
+
+    from ..engine import opencl
+    from ..engine.config import GraderConfig
+    from ..problems import get_problem
+    from ..problems.workload import random_inputs, reference
+    from tvm import s_tir
+
+    problem = get_problem("gpu-fused-conv")
+    yardstick = s_tir.Schedule(problem.workload())
+    problem.apply_yardstick(yardstick)
+    programs = [opencl.build_program(tvm.IRModule({"main": m["main"]}), "llvm") for m in (yardstick.mod, mod)]
+    runner = opencl.OpenCLRunner(problem.shape, GraderConfig(seed=seed))
+    try:
+        device = runner.device(120.0)
+        runs = runner.run(*programs, 120.0)
+    finally:
+        runner.close()
+    inputs = random_inputs(problem.shape, seed)
+    expected = reference(inputs["x"], inputs["w"], inputs["b"], problem.shape.padding)
+    allowed = problem.atol + problem.rtol * np.abs(expected)
+    for run in ("candidate", "candidate-reversed"):
+        output = runs[run][0]
+        wrong = ~(np.abs(output - expected) <= allowed)
+        if wrong.any():
+            where = tuple(int(i) for i in np.argwhere(wrong)[0])
+            order = "" if run == "candidate" else " with thread ids numbered backwards"
+            return KernelRun(device, len(programs[1].launches), False,
+                             f"{int(wrong.sum())} wrong outputs{order}; the first at {where}: got {output[where]:.4g}, expected {expected[where]:.4g}")
+    error = float(np.abs(runs["candidate"][0] - expected).max())
+    return KernelRun(device, len(programs[1].launches), True, f"max abs error {error:.2g}")
+
+
+def opencl_table(modules: dict):
+    """Each schedule's kernels (name -> IRModule) run on the OpenCL device, as a Table."""
+    from .tables import Table
+
+    rows, device = [], "the OpenCL device"
+    for name, mod in modules.items():
+        run = run_on_opencl(mod)
+        device = run.device
+        rows.append((name, run.launches, "yes, both thread orders" if run.correct else "NO", run.detail))
+    return Table.of(("schedule", "kernel launches", "correct", "detail"), rows, f"Run on {device}, without a GPU",
+                    note="What this proves: the indexing, the binding to blocks and threads, the staging and the "
+                         "barriers. What it does not: CUDA's own code generation, warps, and anything about time.")
+
+
+def gpu_binding_exercise(func, schedule, threads: int = 128, exercise: str = "Exercise 7"):
+    """Check a schedule that binds the fused function to the GPU with `threads` threads per
+    block: every block bound, the conv's kernel launched with that many threads, and its
+    kernels right when run (on the GPU where there is one, else on the OpenCL device)."""
+    import tvm
+    from tvm import s_tir
+
+    from ..engine import checks, opencl
+    from .exercises import DONE, NO_ANSWER, NOT_YET, Feedback, _error_line
+
+    sch = s_tir.Schedule(func)
+    try:
+        schedule(sch)
+    except Exception as error:  # noqa: BLE001  (a student's code may raise anything)
+        return Feedback(exercise, NOT_YET, [f"your schedule raised {_error_line(error)}"])
+    if all(inst.kind.name.startswith("Get") for inst in sch.trace.insts):  # nothing but get_sblock / get_loops
+        return Feedback(exercise, NO_ANSWER, ["fill in the schedule: fuse, split, bind, reverse_compute_at"])
+    binding = checks.check_binding(sch)
+    if not binding.passed:
+        return Feedback(exercise, NOT_YET, [binding.message])
+    try:
+        program = opencl.build_program(tvm.IRModule({"main": sch.mod["main"]}), "llvm")
+    except Exception as error:  # noqa: BLE001
+        return Feedback(exercise, NOT_YET, [f"TVM could not lower it for a GPU: {_error_line(error)}"])
+    conv = max(program.stats, key=lambda s: s.global_read_bytes)
+    lines = [f"{len(program.launches)} kernel launches; the conv's kernel runs {conv.threads_per_block} threads "
+             f"in each of {conv.blocks} blocks"]
+    if conv.threads_per_block != threads:
+        return Feedback(exercise, NOT_YET, lines + [f"the exercise asks for {threads} threads per block"])
+    from ..engine.measure import InfrastructureError, RunnerFailed
+
+    try:
+        run = run_on_opencl(sch.mod)
+    except RunnerFailed as error:
+        return Feedback(exercise, NOT_YET, lines + [f"its kernels failed on the OpenCL device ({error.status}): {error}"])
+    except (InfrastructureError, opencl.BuildFailed, opencl.NotRunnable) as error:
+        return Feedback(exercise, NOT_YET, lines + [f"its kernels could not be run here (not your code): {error}"])
+    lines.append(f"run on {run.device}: {run.detail}")
+    return Feedback(exercise, DONE if run.correct else NOT_YET, lines)

@@ -5,7 +5,8 @@ fusion and speed (the Result's credit keys are correctness, structure and speed)
 function scores a part in the student's self-check and in the instructor's trusted re-grade,
 so both say the same thing about the same Result. A part that cannot be scored (no GPU here,
 or the grader itself failed: Result.grader_fault) is pending, None, which the gradebook records
-as needing manual grading, never as 0.
+as needing manual grading, never as 0. Without a GPU, a GPU schedule whose kernels ran on an
+OpenCL device has its correctness and fusion scored; only its speed is pending.
 """
 from __future__ import annotations
 
@@ -49,7 +50,9 @@ def score_part(result: Result, part: str) -> PartScore:
         # One line and no details: what failed is the grader's business (its messages can quote
         # tracebacks, hosts and paths); the instructor has them in full (course/summary.py).
         return PartScore(part, None, f"{part}: pending: {GRADER_FAILED}")
-    if result.status == "needs-gpu":
+    if result.status == "needs-gpu" and (result.correct is None or part == "speed"):
+        if result.correct:
+            return PartScore(part, None, f"{part}: pending: correct on an OpenCL device; speed needs a GPU, so it is scored on a GPU host (or through --rpc)")
         return PartScore(part, None, f"{part}: pending, no GPU here: the schedule compiled for CUDA and passed the static checks; it is scored on a GPU host (or through --rpc)")
     weight = getattr(get_problem(result.problem).weights, credit_key)
     earned = result.credit.get(credit_key, 0.0)

@@ -113,9 +113,10 @@ def test_a_wrong_key_or_an_unreachable_tracker_stops_the_run_before_grading(trac
 
 
 def test_pending_gpu_grades_wait_for_a_cuda_device_and_a_cpu_server_is_refused(tracker, tmp_path):
-    """gpu-tiling graded here (no GPU) leaves correctness and speed pending: shown as pending in
-    the feedback, kept out of every export as a number, not regraded by a run that still has no
-    GPU, and a run pointed at the CPU server is refused before it grades anything."""
+    """gpu-tiling graded here (no GPU): correctness and fusion are graded from the kernels run on
+    the OpenCL device, the speed is left pending: shown as pending in the feedback, kept out of
+    every export as a number, not regraded by a run that still has no GPU, and a run pointed at
+    the CPU server is refused before it grades anything."""
     from autograder.course.course_dir import course_directory, load_course_config
     from autograder.course.lms_export import export_grades
 
@@ -124,23 +125,24 @@ def test_pending_gpu_grades_wait_for_a_cuda_device_and_a_cpu_server_is_refused(t
     submit_samples(root, "gpu-tiling", only=["ada"])
     first = grade_assignment(GradingOptions("gpu-tiling", course=root, workers=1, progress=None))
     (ada,) = first.rows
-    assert ada.status == "pending" and ada.schedule == "needs-gpu" and ada.parts["correctness"] is None
+    assert ada.status == "pending" and ada.schedule == "needs-gpu"
+    assert ada.parts["correctness"] == 4.0 and ada.parts["fusion"] == 3.0 and ada.parts["speed"] is None
     assert any("a later run that has a GPU grades them without --force" in w for w in first.warnings)
 
     html = (root / "feedback" / "ada" / "gpu-tiling" / "gpu-tiling.html").read_text(encoding="utf-8")
-    assert "Score: pending / 4.0" in html and "points pending: not graded yet" in html
-    assert "Score: 0.0 / 4.0" not in html
+    assert "Score: pending / 3.0" in html and "points pending: not graded yet" in html, html[-3000:]
+    assert "correct on an OpenCL device" in html and "Score: 0.0 / 3.0" not in html
 
     exported = subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "export", "--to", str(tmp_path / "nbgrader.csv")],
                               cwd=root, capture_output=True, text=True, timeout=120)
     assert exported.returncode == 0, exported.stderr
     (row,) = csv.DictReader(open(tmp_path / "nbgrader.csv", newline=""))
-    assert row["score"] == "" and row["raw_score"] == "" and float(row["pending"]) == 10  # not "3.0", which reads as a real 3
+    assert row["score"] == "" and row["raw_score"] == "" and float(row["pending"]) == 3  # not "10.0", which reads as a real 10
     coursedir = course_directory(load_course_config(root))
     report = export_grades(coursedir, "gpu-tiling", "csv", tmp_path / "grades.csv")
-    assert report.scored == 0 and "pending: correctness, fusion, speed" in report.empty
+    assert report.scored == 0 and "pending: speed" in report.empty
     (ours,) = csv.DictReader(open(tmp_path / "grades.csv", newline=""))
-    assert ours["score"] == "" and ours["status"] == "pending: correctness, fusion, speed"
+    assert ours["score"] == "" and ours["status"] == "pending: speed"
 
     again = grade_assignment(GradingOptions("gpu-tiling", course=root, workers=1, progress=None))
     assert again.graded == [] and again.decisions["ada"].reason == "pending-gpu" and "--rpc" in again.decisions["ada"].detail

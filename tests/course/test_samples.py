@@ -39,7 +39,7 @@ def test_the_tiling_samples_cover_what_the_course_promises():
 
 def test_expected_points_accept_ranges_and_pending():
     sample = next(s for s in load_samples(COURSE, "gpu-tiling") if s.expected_status == "needs-gpu")
-    assert sample.expects("correctness", None) and not sample.expects("correctness", 0.0)
+    assert sample.expects("speed", None) and not sample.expects("speed", 0.0) and sample.expects("correctness", 4.0)
     ada = next(s for s in load_samples(COURSE, "tiling") if s.student == "ada")
     assert ada.expects("speed", 2.0) and not ada.expects("speed", 0.0)
 

@@ -160,11 +160,28 @@ def test_a_dead_server_is_replaced_and_the_grading_goes_on(fast_config):
     assert replacement is not first and served_by(result, replacement)
 
 
-def test_cold_children_still_grade_the_same(fast_config):
+# A system call that only seccomp refuses here: a socket of the network namespace's own.
+TRY_A_SOCKET = (
+    "import socket as _socket\n"
+    "try:\n    _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM).close()\n    print('socket: made')\n"
+    "except OSError:\n    print('socket: refused')\n"
+)
+
+
+def test_cold_children_are_confined_and_grade_the_same(fast_config):
     cold = dataclasses.replace(fast_config, warm_start=False)
-    result = grade(SAY_HOW + JOURNAL, cold)
+    result = grade(SAY_HOW + TRY_A_SOCKET + JOURNAL, cold)
+    warm = grade(TRY_A_SOCKET + JOURNAL, fast_config)
     assert result.status == "passed" and result.score == 0.7
     assert "student_runner.py\n" in result.student_output  # a new interpreter, started with -m
+    # A new interpreter enters its world before it confines itself: the seccomp binding must be
+    # loaded before, since it cannot find its library from inside (it once went without, silently).
+    assert "socket: refused" in result.student_output and "socket: refused" in warm.student_output
+
+    def runner(r):
+        return next(m for m in r.messages if "confined" in m)
+
+    assert "seccomp" in runner(result) and runner(result) == runner(warm)
 
 
 def test_the_server_starts_only_the_graders_children_and_signals_only_its_own(server):

@@ -44,7 +44,8 @@ def test_bound_schedule_compiles_to_cuda_and_ptx_without_a_gpu(fast_config):
         pytest.skip("a GPU is present: the run path is tested by test_bound_schedule_runs_on_the_gpu")
     result = grade_source("gpu-fused-conv", solutions.source("gpu_bound"), fast_config)
     assert result.status == "needs-gpu"
-    assert result.correct is None and result.score == 0
+    # its kernels ran on the OpenCL device (tests/engine/test_opencl.py); only the speed waits
+    assert result.correct is True and result.score == 0.7 and "speed" not in result.credit
     build = result.check("cuda-build")
     assert build.passed and "2 kernels" in build.message
     import shutil

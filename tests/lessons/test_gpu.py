@@ -149,3 +149,68 @@ def test_the_head_runs_correctly_on_the_gpu():
     data = gpu.MatmulData.make(classifier_head())
     assert gpu.time_on_gpu(build, data) > 0
     assert "ms" in str(gpu.timing_table({"head": (build, data)}))
+
+
+# ---- Exercise 7 and the kernels run without a GPU (on the OpenCL device) ---------------------
+
+def bind_pixels(threads: int, T_add_at_thread: bool = True, scope: str | None = None):
+    def schedule(sch):
+        conv = sch.get_sblock("conv2d_nchw")
+        nn, ff, yy, xx, rc, ry, rx = sch.get_loops(conv)
+        blocks, thread = sch.split(sch.fuse(nn, ff, yy, xx), factors=[None, threads])
+        sch.bind(blocks, "blockIdx.x")
+        sch.bind(thread, "threadIdx.x")
+        for name in ("T_add", "compute"):
+            sch.reverse_compute_at(sch.get_sblock(name), thread if T_add_at_thread else blocks)
+        if scope:
+            sch.set_scope(conv, 0, scope)
+        if not T_add_at_thread:
+            for name in ("T_add", "compute"):
+                sch.bind(sch.get_loops(sch.get_sblock(name))[-1], "threadIdx.x")
+        pad = sch.get_sblock("pad_temp")
+        blocks, thread = sch.split(sch.fuse(*sch.get_loops(pad)), factors=[None, threads])
+        sch.bind(blocks, "blockIdx.x")
+        sch.bind(thread, "threadIdx.x")
+    return schedule
+
+
+@pytest.mark.slow
+def test_exercise_7_accepts_a_right_binding_run_on_the_opencl_device(fused_func):
+    feedback = gpu.gpu_binding_exercise(fused_func, bind_pixels(128))
+    assert feedback.passed, str(feedback)
+    assert "128 threads in each of" in str(feedback) and "max abs error" in str(feedback)
+
+
+def test_exercise_7_names_what_is_missing(fused_func):
+    def nothing_yet(sch):
+        sch.get_loops(sch.get_sblock("conv2d_nchw"))
+
+    assert gpu.gpu_binding_exercise(fused_func, nothing_yet).status == "no answer yet"
+    feedback = gpu.gpu_binding_exercise(fused_func, bind_pixels(256))
+    assert not feedback.passed and "asks for 128 threads per block" in str(feedback)
+
+    def raises(sch):
+        sch.get_sblock("no_such_block")
+
+    assert "your schedule raised" in str(gpu.gpu_binding_exercise(fused_func, raises))
+
+
+@pytest.mark.slow
+def test_exercise_7_refuses_kernels_that_go_wrong_when_run(fused_func):
+    # T_add and ReLU at the block loop, the conv's sums in each thread's own registers (a whole
+    # block's worth per thread): it binds and compiles, and its kernels go wrong when they run.
+    feedback = gpu.gpu_binding_exercise(fused_func, bind_pixels(128, T_add_at_thread=False, scope="local"))
+    assert not feedback.passed and "its kernels failed on the OpenCL device (crashed)" in str(feedback), str(feedback)
+
+
+@pytest.mark.slow
+def test_the_lesson_runs_the_yardstick_kernels_on_the_opencl_device():
+    from tvm import s_tir
+
+    from autograder.problems import get_problem
+
+    problem = get_problem("gpu-fused-conv")
+    yardstick = s_tir.Schedule(problem.workload())
+    problem.apply_yardstick(yardstick)
+    run = gpu.run_on_opencl(yardstick.mod)
+    assert run.correct and run.launches == 2 and "OpenCL device" in run.device
