@@ -95,8 +95,13 @@ def run_benchmark(copies: int, workers: int, samples: list[str] | None = None, c
             print(f"side by side: tvm-course ({main_label}) {ours:.1f} per minute, {measured[main_label]['cpu_per_submission']:.2f} CPU s "
                   f"per submission; plain nbgrader {theirs:.1f} per minute, {measured['plain nbgrader']['cpu_per_submission']:.2f} CPU s",
                   file=out)
-            print(f"tvm-course: {ours:.1f} per minute; plain nbgrader: {theirs:.1f} per minute; ratio {ours / theirs:.2f}", file=out, flush=True)
+            print(ratio_line(ours, theirs), file=out, flush=True)
         return measured
+
+
+def ratio_line(ours: float, theirs: float) -> str:
+    """The benchmark's last line, for scripts."""
+    return f"tvm-course: {ours:.1f} per minute; plain nbgrader: {theirs:.1f} per minute; ratio {ours / theirs:.2f}"
 
 
 # ---- runs measured in a process of their own ----------------------------------------------
