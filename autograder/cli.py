@@ -44,8 +44,13 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
+    from .course.course_dir import CourseError
+
     try:
         return int(args.handler(args) or 0)
+    except CourseError as error:  # what a command did not catch itself: one line, never a traceback
+        print(f"tvm-course {args.command}: {error}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

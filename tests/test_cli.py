@@ -82,6 +82,16 @@ def test_bench_grader_prints_stages_and_spread():
     assert "coefficient of variation" in run.stdout
 
 
+def test_bench_grader_times_a_gpu_grading_with_the_gpu_yardstick_by_default():
+    from autograder.engine.runners import gpu_present
+
+    run = tvm_course("bench-grader", "--problem", "gpu-fused-conv", "--runs", "1")
+    assert run.returncode == 0, run.stderr
+    assert "the gpu-fused-conv yardstick" in run.stdout and "end-to-end: median" in run.stdout
+    if not gpu_present():  # its kernels ran on the OpenCL device: the stage is timed
+        assert "needs-gpu score 0.70" in run.stdout and "evaluate.opencl" in run.stdout
+
+
 def test_mcpu_compiles_for_that_cpu_and_the_json_says_which():
     run = tvm_course("grade-schedule", "tile-fused-conv", str(examples.path("journal")), "--json", "--mcpu", "haswell", *FAST)
     assert run.returncode == 0, run.stderr

@@ -306,3 +306,58 @@ def test_a_fetched_assignments_self_check_works_with_only_the_wheel(fresh_venv, 
     assert f"Student {student}:" in "".join(o.get("text", "") for o in first.outputs), first.outputs
     shown = json.dumps(cells["self-check"].outputs)
     assert "tile-fused-conv" in shown and "error" not in [o.output_type for o in cells["self-check"].outputs], shown[:3000]
+
+
+# Every command the students' README shows, or a student may try, from the wheel alone: it works,
+# or it says in one line that it is an instructor's command; never a traceback.
+STUDENT_COMMANDS = [
+    ["--help"],
+    ["quiz", "validate", "{edition}/quizzes/two-levels.yaml"],
+    ["quiz", "check", "{edition}/quizzes/two-levels.yaml", "answers.yaml"],
+    ["grade-schedule", "tile-fused-conv", "my_schedule.py", "--json"],
+    ["doctor"],
+    ["demo"],
+]
+INSTRUCTOR_COMMANDS = [
+    ["grade", "tiling"],
+    ["roster", "class.csv", "--from", "canvas"],
+    ["collect", "tiling", "download.zip", "--from", "canvas"],
+    ["export", "tiling", "--format", "canvas"],
+    ["variants", "init"],
+    ["variants", "show", "ada"],
+    ["similar", "tiling"],
+    ["map"],
+    ["site", "build", "-o", "my-site"],
+]
+
+
+@fresh
+def test_every_command_works_from_the_wheel_or_says_in_one_line_it_is_the_instructors(fresh_venv, tmp_path):
+    venv, built = fresh_venv
+    from autograder import examples
+
+    (tmp_path / "my_schedule.py").write_text(examples.source("journal"), encoding="utf-8")
+    (tmp_path / "answers.yaml").write_text("{}\n", encoding="utf-8")
+    (tmp_path / "class.csv").write_text("Student,ID\n\"Lovelace, Ada\",1001\n", encoding="utf-8")
+    failed = []
+    for args in STUDENT_COMMANDS + INSTRUCTOR_COMMANDS:
+        args = [a.format(edition=built) for a in args]
+        done = subprocess.run([str(venv / "bin" / "tvm-course"), *args], cwd=tmp_path, env=_clean_env(venv),
+                              capture_output=True, text=True, timeout=1200)
+        said = done.stdout + done.stderr
+        if "Traceback" in said:
+            failed.append(f"tvm-course {' '.join(args)}: a traceback:\n{said[-2000:]}")
+        elif args in [[a.format(edition=built) for a in c] for c in STUDENT_COMMANDS]:
+            if done.returncode not in (0, 1):
+                failed.append(f"tvm-course {' '.join(args)} exited {done.returncode}:\n{said[-2000:]}")
+        elif done.returncode != 2 or "instructor" not in done.stderr or len(done.stderr.strip().splitlines()) != 1:
+            failed.append(f"tvm-course {' '.join(args)} (an instructor's command) exited {done.returncode} saying:\n{said[-2000:]}")
+    assert not failed, "\n\n".join(failed)
+    served = subprocess.Popen([str(venv / "bin" / "tvm-course"), "site", "serve", "-d", str(built / "site"), "--port", "0"],
+                              cwd=tmp_path, env=_clean_env(venv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = served.stdout.readline()
+        assert "http://127.0.0.1:" in line, line
+    finally:
+        served.terminate()
+        served.wait(timeout=30)

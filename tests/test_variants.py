@@ -163,3 +163,13 @@ def test_grade_schedule_for_a_student_grades_their_variant(tmp_path, capsys, mon
     monkeypatch.delenv(SECRET_ENV)
     assert main(["grade-schedule", "tile-fused-conv", str(source), "--student", "ada"]) == 2
     assert "no course secret" in capsys.readouterr().err
+
+
+def test_a_moodle_student_finds_their_variant_by_their_email_in_any_case(tmp_path):
+    table = write_table(tmp_path / TABLE_FILE, ["grace.hopper@uni.example"], SECRET)  # roster --from moodle lower-cases it
+    found, variant = student_variant("Grace.Hopper@Uni.example", table, environ={})
+    assert found == "grace.hopper@uni.example" and variant == variant_for("grace.hopper@uni.example", SECRET)
+    with pytest.raises(VariantError, match=r"no variant for student 'ada'.*Canvas user id.*api/v1/users/self.*email address"):
+        student_variant("ada", table, environ={})
+    with pytest.raises(VariantError, match="needs your student id.*Canvas user id"):
+        student_variant(None, table, environ={})

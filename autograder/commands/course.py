@@ -48,6 +48,8 @@ def grade(args: argparse.Namespace) -> int:
         csv_path=args.csv,
         allow_unconfined=args.allow_unconfined,
         scheduler=args.scheduler,
+        exchange=args.exchange,
+        collect=args.collect,
     )
     from ..course.cluster import ClusterError
 
@@ -137,6 +139,10 @@ def register(subparsers) -> None:
     run.add_argument("--workers", type=int, default=default_workers(), help="submissions graded at once (default: %(default)s, half the cores)")
     run.add_argument("--student", dest="students", action="append", metavar="ID", help="grade only this student's submission (repeatable)")
     run.add_argument("--force", action="store_true", help="regrade submissions that are already graded")
+    run.add_argument("--collect", action="store_true", help="first `nbgrader collect --update ASSIGNMENT`: resubmissions "
+                     "waiting in nbgrader's exchange replace what was collected")
+    run.add_argument("--exchange", metavar="DIR", help="nbgrader's exchange root, to find resubmissions not collected yet "
+                     "(default: the course's Exchange.root)")
     run.add_argument("--no-feedback", dest="feedback", action="store_false", help="do not write feedback HTML")
     run.add_argument("--csv", metavar="PATH", help="where to write the grades (default: COURSE/ASSIGNMENT-grades.csv)")
     run.add_argument("--cell-timeout", type=float, metavar="S", help="seconds a notebook cell may run, where the course runs student notebooks (default: the course's Execute.timeout)")

@@ -12,6 +12,13 @@ EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 def course_map(args: argparse.Namespace) -> int:
     from .. import syllabus
 
+    from pathlib import Path
+
+    if args.syllabus == str(syllabus.DEFAULT_PATH) and not Path(args.syllabus).is_file():
+        print("tvm-course map: the course map is an instructor's and author's command: it checks course/syllabus.yaml "
+              "of the course's repository, which this installation has not (students: README.md beside the lessons lists "
+              "them, the website's index too).", file=sys.stderr)
+        return EXIT_USAGE
     try:
         loaded = syllabus.load(args.syllabus)
     except syllabus.SyllabusError as error:

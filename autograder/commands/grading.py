@@ -105,9 +105,22 @@ def demo(args: argparse.Namespace) -> int:
         result = grade_source(problem, examples.source(name), config_from(args))
         print(f"== {name}.py")
         print(result.to_text(), end="\n\n")
-    from ..course.demo import run_instructor_demo
+    from ..course.demo import BUNDLED_COURSE, run_instructor_demo
 
+    if not (BUNDLED_COURSE / "nbgrader_config.py").is_file():  # installed from the wheel: no course comes with it
+        print("The instructor's half of the demo (release, collect and grade the sample class) needs the course's "
+              "repository: run `make demo` in a clone of it. The example schedules above were graded by this installation.")
+        return 0
     return run_instructor_demo()
+
+
+def _is_gpu_problem(name: str) -> bool:
+    from ..problems import get_problem
+
+    try:
+        return get_problem(name).target == "cuda"
+    except KeyError:
+        return False  # an unknown problem: grade_source says so
 
 
 def bench_grader(args: argparse.Namespace) -> int:
@@ -117,6 +130,14 @@ def bench_grader(args: argparse.Namespace) -> int:
 
     source = Path(args.file).read_text(encoding="utf-8") if args.file else examples.source(args.example)
     what = args.file or f"autograder/examples/{args.example}.py"
+    if not args.file and args.example == "journal" and _is_gpu_problem(args.problem):
+        # The journal's schedule binds nothing to GPU threads (it would only be rejected): the
+        # GPU problem's yardstick, public and correct, is graded as a submission instead.
+        from ..problems import get_problem
+        from ..problems.yardsticks import as_submission
+
+        source = as_submission(get_problem(args.problem).yardstick)
+        what = f"the {args.problem} yardstick (autograder/problems/yardsticks.py)"
     config = config_from(args)
     try:
         workloads = [_workload(text) for text in (args.variants.split(",") if args.variants else ["journal"])]

@@ -24,7 +24,14 @@ def roster(args: argparse.Namespace) -> int:
     print(f"{len(report.added)} student(s) added, {len(report.updated)} updated, in {coursedir.db_url}")
     for line in report.skipped:
         print(f"  skipped {visible(line)}", file=sys.stderr)
-    print("Release (or release again) the assignments now: each enrolled student's variant goes into the release.")
+    if report.tables:
+        assignments = [t.parent.name for t in report.tables]
+        print(f"wrote the variants of the class again into {', '.join(str(t) for t in report.tables)}; on JupyterHub, "
+              "release again so that the students who join fetch theirs: "
+              + "; ".join(f"`nbgrader release_assignment {a} --force`" for a in assignments))
+    else:
+        print("Release the assignments now (`nbgrader generate_assignment ASSIGNMENT`): each enrolled student's variant "
+              "goes into the release.")
     return EXIT_OK
 
 
@@ -33,7 +40,8 @@ def collect(args: argparse.Namespace) -> int:
     from ..course.course_dir import CourseError
 
     try:
-        report = collect_download(args.assignment, args.source, args.zip, course=args.course, worksheet=args.worksheet)
+        report = collect_download(args.assignment, args.source, args.zip, course=args.course, worksheet=args.worksheet,
+                                  enrol=args.enrol)
     except CourseError as error:
         print(f"tvm-course collect: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -44,15 +52,22 @@ def collect(args: argparse.Namespace) -> int:
     for accepted in plan.accepted:
         print(f"  {accepted.student}: {accepted.notebook}" + (" (LATE in Canvas)" if accepted.late else "")
               + (f"  <- {visible(accepted.entry)}" if args.verbose else ""))
+    for note in plan.notes:
+        print(f"  note: {note}")
     if report.replaced:
         print(f"replaced the earlier submission of {', '.join(report.replaced)} (kept in {report.backup}); "
               "`tvm-course grade` grades what changed")
     if report.unenrolled:
-        print(f"not in the gradebook before (added now): {', '.join(report.unenrolled)}: they are graded on their own "
-              "variant, but the release could not show it to them; enrol the class before releasing (tvm-course roster)")
+        print(f"enrolled now (--enrol; not in the gradebook before): {', '.join(report.unenrolled)}"
+              + (f"; their variants are in {', '.join(str(t) for t in report.tables)} now" if report.tables else ""))
     if late:
         print(f"marked LATE by Canvas: {', '.join(late)} (no submission time comes with the download: "
               "nbgrader applies no late penalty; Canvas's own late policy applies there)")
+    if plan.strangers:
+        print(f"not on the roster, not collected: {', '.join(plan.strangers)} (enrol them with `tvm-course roster`, or "
+              "collect again with --enrol)", file=sys.stderr)
+    if plan.test_students:
+        print(f"Canvas's Test Student, not collected: {', '.join(plan.test_students)}", file=sys.stderr)
     if plan.refused:
         print(f"\nnot collected ({len(plan.refused)}):", file=sys.stderr)
         for refused in plan.refused:
@@ -78,12 +93,22 @@ def export(args: argparse.Namespace) -> int:
         print(f"  left empty ({why}): {', '.join(students)}")
     if report.omitted:
         print(f"  left out (--omit-pending): {', '.join(report.omitted)}")
+    if report.not_enrolled:
+        print(f"  left out (not in the gradebook): {', '.join(report.not_enrolled)}: enrol them (`tvm-course roster`) "
+              "to export their grades")
     if args.format == "canvas":
         print("Canvas: Grades > Import, choose this file; its assignment column is matched by the (id) at the end of "
-              "its title, else by its exact title (pass --column with the header of Canvas's own export).")
+              "its title, else by its exact title.")
+        if not args.column:
+            print(f"warning: the grade column is titled {args.assignment!r}: unless a Canvas assignment has exactly that "
+                  "title, Canvas's import creates a new assignment. Pass --column with the header of Canvas's own "
+                  "export, e.g. --column 'Tiling (123456)'.", file=sys.stderr)
     elif args.format == "moodle":
         print("Moodle: Grades > Import > CSV file; map 'Email address' to useremail and the grade column to the "
               "assignment. An empty cell clears a grade in Moodle: --omit-pending leaves those rows out.")
+    if args.format in ("canvas", "moodle"):
+        print(f"Scores are out of {report.max_score:g}: set the LMS assignment's maximum points to {report.max_score:g} "
+              "(Moodle's default is 100, Canvas's is what you typed), or the LMS reads them out of its own.")
     return EXIT_OK
 
 
@@ -113,6 +138,8 @@ def register(subparsers) -> None:
     parser.add_argument("--from", dest="source", choices=LMS_CHOICES, required=True, help="the LMS the download is from")
     parser.add_argument("--worksheet", metavar="CSV", help="Moodle: the assignment's grading worksheet (pairs participant numbers with students)")
     parser.add_argument("--course", metavar="DIR", help="the nbgrader course root (default: . or ./course)")
+    parser.add_argument("--enrol", action="store_true", help="collect students who are not in the gradebook, and enrol "
+                        "them (default: their uploads are refused, listed)")
     parser.add_argument("-v", "--verbose", action="store_true", help="name the zip entry of each collected notebook")
     parser.set_defaults(handler=collect)
 

@@ -50,6 +50,14 @@ def run_build(args) -> int:
     from autograder.site.notebook_links import RepositoryURLError
     from autograder.site.quiz_html import QuizBuildError
 
+    from autograder.syllabus import DEFAULT_PATH
+
+    if args.syllabus == str(DEFAULT_PATH) and not DEFAULT_PATH.is_file():
+        print("tvm-course site build: building the website is an instructor's and author's command: it executes the "
+              "lessons of course/syllabus.yaml in the course's repository, which this installation has not "
+              "(students: the website comes built, `tvm-course site serve -d site` serves it).", file=sys.stderr)
+        return EXIT_USAGE
+
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 

@@ -41,19 +41,20 @@ class CollectReport:
     replaced: list[str] = field(default_factory=list)  # students whose earlier submission this one replaced
     backup: Path | None = None  # where the replaced submissions were kept
     nbgrader_log: str = ""
-    unenrolled: list[str] = field(default_factory=list)  # collected, but not in the gradebook before (no variant in the release)
+    unenrolled: list[str] = field(default_factory=list)  # collected with enrol, not in the gradebook before: enrolled now
+    tables: list[Path] = field(default_factory=list)  # released variants tables rewritten for them
 
 
 def collect_download(assignment: str, lms: str, archive: str | Path, *, course: str | Path | None = None,
-                     worksheet: str | Path | None = None) -> CollectReport:
+                     worksheet: str | Path | None = None, enrol: bool = False) -> CollectReport:
     previous = os.umask(0o077)
     try:
-        return _collect(assignment, lms, Path(archive), course, Path(worksheet) if worksheet else None)
+        return _collect(assignment, lms, Path(archive), course, Path(worksheet) if worksheet else None, enrol)
     finally:
         os.umask(previous)
 
 
-def _collect(assignment: str, lms: str, archive: Path, course, worksheet: Path | None) -> CollectReport:
+def _collect(assignment: str, lms: str, archive: Path, course, worksheet: Path | None, enrol: bool) -> CollectReport:
     root = find_course_root(course)
     config = load_course_config(root)
     coursedir = course_directory(config)
@@ -68,11 +69,13 @@ def _collect(assignment: str, lms: str, archive: Path, course, worksheet: Path |
         sheet = read_worksheet(worksheet) if worksheet is not None else None
         pattern = config.FileNameCollectorPlugin.get("named_regexp") or CANVAS_NAMED_REGEXP
         plan = plan_download(archive, lms, assignment, notebooks, worksheet=sheet, roster=roster_from_gradebook(coursedir),
-                             canvas_regexp=pattern)
+                             canvas_regexp=pattern, enrol=enrol)
     except DownloadError as error:
         raise CourseError(str(error)) from None
     if not plan.accepted:
         refused = "; ".join(f"{r.entry}: {r.reason}" for r in plan.refused[:5])
+        if plan.strangers or plan.test_students:
+            refused = f"not on the roster: {', '.join(plan.strangers[:20]) or 'none'}; " + refused
         more = f" (and {len(plan.refused) - 5} more)" if len(plan.refused) > 5 else ""
         raise NothingCollected(
             f"found no submission of {assignment} in {archive}: looked for {plan.looked_for()}"
@@ -84,8 +87,9 @@ def _collect(assignment: str, lms: str, archive: Path, course, worksheet: Path |
     when = datetime.now().strftime("%Y%m%d-%H%M%S")
     placed = _place_archive(archive, downloaded, lms, when)
     report = CollectReport(assignment, lms, placed, plan)
-    report.replaced, report.backup = _keep_replaced(coursedir, assignment, plan.students, downloaded / "replaced" / when)
-    command = [sys.executable, "-m", "nbgrader", "zip_collect", assignment, "--force", f"--LMSDownload.lms={lms}"]
+    report.replaced, report.backup = _keep_replaced(coursedir, assignment, plan, downloaded / "replaced" / when)
+    command = [sys.executable, "-m", "nbgrader", "zip_collect", assignment, "--force", f"--LMSDownload.lms={lms}",
+               f"--LMSDownload.enrol={enrol}"]
     if worksheet is not None:
         command.append(f"--LMSDownload.worksheet={worksheet.resolve()}")
     try:
@@ -101,6 +105,10 @@ def _collect(assignment: str, lms: str, archive: Path, course, worksheet: Path |
         raise CourseError("nbgrader zip_collect did not collect what the download holds: " + "; ".join(wrong)
                           + f"\nits log:\n{report.nbgrader_log[-3000:]}")
     report.unenrolled = _record_identities(coursedir, plan, sheet)
+    if report.unenrolled:  # late joiners: their variants go into the tables already released
+        from .roster import refresh_variant_tables
+
+        report.tables = refresh_variant_tables(coursedir)
     return report
 
 
@@ -154,11 +162,14 @@ def _place_archive(archive: Path, downloaded: Path, lms: str, when: str) -> Path
     return target
 
 
-def _keep_replaced(coursedir, assignment: str, students: list[str], backup: Path) -> tuple[list[str], Path | None]:
+def _keep_replaced(coursedir, assignment: str, plan: DownloadPlan, backup: Path) -> tuple[list[str], Path | None]:
+    """Keep a copy of each submission this download changes (the same download collected again changes nothing)."""
     replaced = []
-    for student in students:
+    for student in plan.students:
         submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
-        if submitted.is_dir() and any(submitted.iterdir()):
+        same = all((submitted / a.notebook).is_file() and hashlib.sha256((submitted / a.notebook).read_bytes()).hexdigest() == a.sha256
+                   for a in plan.accepted if a.student == student)
+        if submitted.is_dir() and any(submitted.iterdir()) and not same:
             shutil.copytree(submitted, backup / student / assignment)
             replaced.append(student)
     return replaced, (backup if replaced else None)

@@ -28,7 +28,13 @@ def find_course_root(given: str | Path | None = None) -> Path:
         if (candidate / CONFIG_FILE).is_file():
             return candidate.resolve()
     where = " or ".join(str(c) for c in candidates)
-    raise CourseError(f"no nbgrader course root at {where} (a course root holds {CONFIG_FILE}); pass --course DIR")
+    raise CourseError(f"no nbgrader course root at {where} (a course root holds {CONFIG_FILE}); pass --course DIR. "
+                      f"{INSTRUCTOR_ONLY}")
+
+
+# What an instructor's command says where it finds no course: one line, for the student who tried it.
+INSTRUCTOR_ONLY = ("This is an instructor's command: it works in the course's nbgrader folder (course/ in the course's "
+                   "repository), which students do not get")
 
 
 def put_environment_tools_on_path() -> None:

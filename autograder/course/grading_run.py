@@ -68,6 +68,8 @@ class GradingOptions:
     # A Dask scheduler's address (tcp://HOST:8786): grade on its workers (course/cluster.py)
     # instead of the local pool; the gradebook stays here.
     scheduler: str | None = None
+    exchange: str | None = None  # nbgrader's exchange root, where it is not the course's Exchange.root
+    collect: bool = False  # first `nbgrader collect --update ASSIGNMENT`: resubmissions in the exchange replace what was collected
 
 
 @dataclass
@@ -92,6 +94,7 @@ class RunReport:
 
 def grade_assignment(options: GradingOptions) -> RunReport:
     """Grade an assignment; everything the run creates is readable by its owner only."""
+    find_course_root(options.course)  # first: without a course, that is what to say (a student who tried it)
     confinement = confine.available()
     if not confinement.isolated and not options.allow_unconfined:
         raise CourseError(
@@ -126,6 +129,16 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
     sqlite_path(main_url).chmod(0o600)
     warnings += readable_by_others(root, coursedir, sqlite_path(main_url))
     warnings += ReleasedAssignment.load(coursedir, options.assignment).warnings  # without a release, no tampering is flagged
+    from .exchange import collect_update, uncollected
+
+    if options.collect:
+        warnings += collect_update(root, options.assignment, options.exchange)
+    waiting = uncollected(config, coursedir, options.assignment, options.exchange)
+    if waiting:
+        exchange = f" --Exchange.root={options.exchange}" if options.exchange else ""
+        warnings.append(f"the exchange holds newer submissions than were collected, from {', '.join(waiting)}: this run "
+                        f"grades the ones collected before; run `nbgrader collect --update {options.assignment}{exchange}` "
+                        f"in {root} (or grade with --collect), then `tvm-course grade {options.assignment}` again")
     submissions = find_submissions(coursedir, options.assignment)
     if not submissions:
         where = coursedir.format_path(coursedir.submitted_directory, "*", options.assignment)
@@ -298,6 +311,9 @@ def readable_by_others(root: Path, coursedir, gradebook: Path) -> list[str]:
 
     places = [Path(coursedir.format_path(coursedir.source_directory, ".", ".")), root.parent / "quizzes", gradebook,
               root / SECRET_FILE]
+    # the students' work: `nbgrader collect` leaves submitted/STUDENT/ASSIGNMENT 777 with 644 files
+    places += [Path(coursedir.format_path(d, ".", ".")) for d in (coursedir.submitted_directory, coursedir.autograded_directory,
+                                                                  coursedir.feedback_directory)]
     warnings = []
     for place in places:
         if not place.exists():

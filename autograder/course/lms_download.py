@@ -24,8 +24,13 @@ Nothing in an archive is trusted: names are checked (no absolute paths, no `..`,
 letters or backslashes, no control characters, bounded length and depth), links, encrypted
 entries and archives inside the archive are refused, each notebook's size and compression
 ratio are bounded (a zip bomb is refused before it is inflated) and its content must parse as
-a notebook, and the whole is bounded in entries and bytes. Every entry is accounted for:
-collected, or refused with the reason; two files for one student's notebook are both refused.
+a notebook (nested at most 64 levels), and the whole is bounded in entries and bytes: every
+limit per student as well as per archive, so that one student's upload, whatever it is, costs
+only that student. Every entry is accounted for: collected, or refused with the reason, on one
+line that names no other entry than the one collected in its place. Renamed uploads
+("Tiling (1).ipynb", "tiling-2.ipynb") are the notebook they name; of one student's several
+uploads of a notebook the newest is collected, the others refused as older. Students not on
+the roster (unless enrol) and Canvas's Test Student are refused, and listed.
 """
 from __future__ import annotations
 
@@ -48,10 +53,10 @@ LMS_FORMATS = ("canvas", "moodle")
 # whole path (course/nbgrader_config.py sets it as c.FileNameCollectorPlugin.named_regexp).
 # file_id drops the "-1", "-2", ... Canvas appends to a file uploaded again.
 CANVAS_NAMED_REGEXP = (
-    r".*/(?P<sortable_name>[^/]*?)(?P<late>_LATE)?_(?P<student_id>[0-9]{1,20})_(?P<attachment_id>[0-9]{1,20})_"
+    r".*/(?P<sortable_name>[^/]*?)(?P<late>_(?:LATE|late))?_(?P<student_id>[0-9]{1,20})_(?P<attachment_id>[0-9]{1,20})_"
     r"(?P<file_id>[^/]+?)(?:-[0-9]{1,4})?\.ipynb$"
 )
-CANVAS_ANONYMOUS = re.compile(r"^(?:LATE_)?anon_[A-Za-z0-9]+_[0-9]+_")
+CANVAS_ANONYMOUS = re.compile(r"^(?:(?:LATE|late)_)?anon_[A-Za-z0-9]+_[0-9]+_")
 CANVAS_SHAPE = "lastfirst_[LATE_]USERID_ATTACHMENTID_NAME.ipynb"
 MOODLE_FOLDER = re.compile(r"^(?P<full_name>[^/_]*)_(?P<participant>[0-9]{1,20})_assignsubmission_file_?$")
 MOODLE_FLAT = re.compile(r"^(?P<full_name>[^/_]*)_(?P<participant>[0-9]{1,20})_assignsubmission_file_(?P<file>[^/]+)$")
@@ -61,10 +66,17 @@ IGNORED = re.compile(r"(^|/)(__MACOSX|\.DS_Store|Thumbs\.db|desktop\.ini)(/|$)")
 
 @dataclass(frozen=True)
 class Limits:
+    """Every limit holds per student as well as per archive, the student's first: one student's
+    upload, whatever it is, costs only that student."""
+
     archive_bytes: int = 2 << 30  # the zip file itself
-    entries: int = 20_000
+    entries: int = 200_000  # names in the whole archive (what is held in memory to read it): ten times a large class's re-uploads
+    student_entries: int = 100  # one student's files (of every notebook): the newest are looked at
     notebook_bytes: int = 20 << 20  # one notebook, uncompressed
+    student_bytes: int = 60 << 20  # read for one student: the newest upload of each notebook, an older one where it is not a notebook
+    fallbacks: int = 2  # older uploads read where the newest is not a notebook
     total_bytes: int = 1 << 30  # every notebook collected, uncompressed
+    json_depth: int = 64  # nesting of a notebook's JSON (nbformat's own is under 10)
     ratio: int = 200  # uncompressed / compressed above this: a zip bomb, refused unread
     name_chars: int = 400
     depth: int = 8
@@ -103,6 +115,9 @@ class DownloadPlan:
     accepted: list[Accepted] = field(default_factory=list)
     refused: list[Refused] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # folders and OS metadata (__MACOSX, .DS_Store)
+    strangers: list[str] = field(default_factory=list)  # not on the roster: refused (unless enrol)
+    test_students: list[str] = field(default_factory=list)  # the LMS's test student (Canvas's Student View): refused
+    notes: list[str] = field(default_factory=list)  # what was collected other than the newest upload, and why
 
     @property
     def students(self) -> list[str]:
@@ -131,8 +146,14 @@ class WorksheetEntry:
 
 def plan_download(archive: Path, lms: str, assignment: str, notebooks: list[str] | tuple[str, ...], *,
                   worksheet: dict[str, WorksheetEntry] | None = None, roster: Roster = Roster(),
-                  canvas_regexp: str = CANVAS_NAMED_REGEXP, limits: Limits = LIMITS) -> DownloadPlan:
-    """What collecting `archive` would do: each entry accepted (with its student) or refused (with why)."""
+                  canvas_regexp: str = CANVAS_NAMED_REGEXP, limits: Limits = LIMITS, enrol: bool = False) -> DownloadPlan:
+    """What collecting `archive` would do: each entry accepted (with its student) or refused (with why).
+
+    Two passes, so that no student's files cost another student anything: the first reads only
+    the archive's directory (names, sizes) and sorts each student's uploads, newest first; the
+    second reads, per student and notebook, the newest upload (an older one only where the
+    newest is not a notebook), smallest first across the class, so that the archive's total is
+    spent on the honest submissions before on anyone's giant one."""
     if lms not in LMS_FORMATS:
         raise DownloadError(f"unknown LMS {lms!r}: one of {', '.join(LMS_FORMATS)}")
     if lms == "moodle" and worksheet is None:
@@ -142,13 +163,14 @@ def plan_download(archive: Path, lms: str, assignment: str, notebooks: list[str]
             "grading worksheet, which needs the assignment's 'Offline grading worksheet' feedback type)"
         )
     plan = DownloadPlan(lms, assignment, tuple(sorted(notebooks)))
+    released = {canonical_notebook(n): n for n in plan.notebooks}
     with _open_archive(archive, limits) as zf:
-        candidates: dict[tuple[str, str], list[Accepted]] = {}
-        total = 0
+        uploads: dict[str, dict[str, list[_Upload]]] = {}  # student -> notebook -> uploads
+        strangers, test_students = set(), set()
         for info in zf.infolist():
             name = info.filename
             if name.endswith("/") or IGNORED.search(name):
-                plan.ignored.append(name)
+                plan.ignored.append(_shown(name))
                 continue
             why = _unsafe(info, limits)
             if why:
@@ -158,40 +180,133 @@ def plan_download(archive: Path, lms: str, assignment: str, notebooks: list[str]
             if isinstance(matched, str):
                 plan.refused.append(Refused(_shown(name), matched))
                 continue
-            lms_id, notebook, late = matched
-            if notebook not in plan.notebooks:
-                plan.refused.append(Refused(_shown(name), f"{notebook} is not a notebook of {assignment} "
+            lms_id, uploaded, late = matched
+            notebook = released.get(canonical_notebook(uploaded))
+            if notebook is None:
+                plan.refused.append(Refused(_shown(name), f"{_shown(uploaded)} is not a notebook of {assignment} "
                                                             f"(its notebooks: {', '.join(plan.notebooks)})"))
+                continue
+            if lms == "canvas" and _canvas_test_student(name, canvas_regexp):
+                test_students.add(lms_id)
+                plan.refused.append(Refused(_shown(name), f"Canvas's Test Student (user {lms_id}, the course's Student View): "
+                                                           "not a student of the class, never collected"))
                 continue
             student = student_for(lms, lms_id, worksheet, roster)
             if student.startswith("!"):
                 plan.refused.append(Refused(_shown(name), student[1:]))
                 continue
-            if total + info.file_size > limits.total_bytes:
-                plan.refused.append(Refused(_shown(name), f"the download holds more than {_size(limits.total_bytes)} of notebooks: "
-                                                           "collect it in parts"))
+            if student not in roster.ids and not enrol:
+                strangers.add(student)
+                plan.refused.append(Refused(_shown(name), f"{student} is not on the course's roster: not collected "
+                                                           "(enrol them with `tvm-course roster`, or collect with --enrol)"))
                 continue
-            try:
-                content = _read_bounded(zf, info, limits)
-            except (DownloadError, zipfile.BadZipFile, OSError, EOFError, zlib.error) as error:
-                plan.refused.append(Refused(_shown(name), f"cannot be read from the archive: {error}"))
-                continue
-            problem = _not_a_notebook(content)
-            if problem:
-                plan.refused.append(Refused(_shown(name), problem))
-                continue
-            total += len(content)
-            candidates.setdefault((student, notebook), []).append(
-                Accepted(name, student, notebook, lms_id, late, len(content), hashlib.sha256(content).hexdigest()))
-        for (student, notebook), found in sorted(candidates.items()):
-            if len(found) == 1:
-                plan.accepted.append(found[0])
-                continue
-            others = ", ".join(_shown(a.entry) for a in found)
-            for duplicate in found:
-                plan.refused.append(Refused(_shown(duplicate.entry), f"{len(found)} files for {student}'s {notebook} ({others}): "
-                                                                     "none collected; keep one in the download"))
+            uploads.setdefault(student, {}).setdefault(notebook, []).append(
+                _Upload(info, name, lms_id, late, _newness(lms, info, name, uploaded, canvas_regexp)))
+        plan.strangers = sorted(strangers)
+        plan.test_students = sorted(test_students)
+        first, fallback = _choose(plan, uploads, limits)
+        first.sort(key=lambda u: (u[2].info.file_size, u[0], u[1]))  # the total goes to the small (honest) ones first
+        total = 0
+        spent: dict[str, int] = {}
+        chosen: dict[tuple[str, str], Accepted] = {}
+        for round_ in (first, fallback):
+            for student, notebook, upload, newest in round_:
+                if (student, notebook) in chosen:
+                    plan.refused.append(Refused(_shown(upload.name), _superseded(chosen[student, notebook].entry, notebook)))
+                    continue
+                size = upload.info.file_size
+                if spent.get(student, 0) + size > limits.student_bytes:
+                    plan.refused.append(Refused(_shown(upload.name), f"not read: {student}'s uploads in this download already "
+                                                                      f"came to {_size(limits.student_bytes)}, all one student may have read"))
+                    continue
+                if total + size > limits.total_bytes:
+                    plan.refused.append(Refused(_shown(upload.name), f"the download holds more than {_size(limits.total_bytes)} of "
+                                                                      "notebooks: collect it in parts"))
+                    continue
+                spent[student] = spent.get(student, 0) + size
+                try:
+                    content = _read_bounded(zf, upload.info, limits)
+                except (DownloadError, zipfile.BadZipFile, OSError, EOFError, zlib.error) as error:
+                    plan.refused.append(Refused(_shown(upload.name), f"cannot be read from the archive: {_line(error)}"))
+                    continue
+                problem = _not_a_notebook(content, limits)
+                if problem:
+                    plan.refused.append(Refused(_shown(upload.name), problem))
+                    continue
+                total += len(content)
+                accepted = Accepted(upload.name, student, notebook, upload.lms_id, upload.late, len(content),
+                                    hashlib.sha256(content).hexdigest())
+                chosen[student, notebook] = accepted
+                if not newest:
+                    plan.notes.append(f"{student}: the newest upload of {notebook} is not a notebook (said above): "
+                                      f"collected the one before it, {_shown(upload.name)}")
+        plan.accepted = sorted(chosen.values(), key=lambda a: (a.student, a.notebook))
     return plan
+
+
+@dataclass(frozen=True)
+class _Upload:
+    info: zipfile.ZipInfo
+    name: str
+    lms_id: str
+    late: bool
+    newness: tuple  # larger: newer
+
+
+def _choose(plan: DownloadPlan, uploads: dict, limits: Limits):
+    """(the newest upload of each student's notebook, the older ones to read where the newest
+    is refused); the rest of a student's uploads are refused here, each with one line."""
+    first, fallback = [], []
+    for student, by_notebook in sorted(uploads.items()):
+        every = sorted(((u, n) for n, found in by_notebook.items() for u in found), key=lambda p: p[0].newness, reverse=True)
+        kept = every[:limits.student_entries]
+        for upload, _ in every[limits.student_entries:]:
+            plan.refused.append(Refused(_shown(upload.name), f"one of {len(every)} files of {student} in this download: "
+                                                              f"only the newest {limits.student_entries} are looked at"))
+        for notebook in sorted(by_notebook):
+            mine = [u for u, n in kept if n == notebook]
+            if not mine:
+                continue
+            first.append((student, notebook, mine[0], True))
+            for index, older in enumerate(mine[1:]):
+                if index < limits.fallbacks:
+                    fallback.append((student, notebook, older, False))
+                else:
+                    plan.refused.append(Refused(_shown(older.name), _superseded(mine[0].name, notebook)))
+    return first, fallback
+
+
+def _superseded(newer: str, notebook: str) -> str:
+    return f"an older upload of {notebook}: {_shown(newer)} is newer and is the one collected"
+
+
+def _newness(lms: str, info: zipfile.ZipInfo, name: str, uploaded: str, canvas_regexp: str) -> tuple:
+    """Orders one student's uploads of a notebook: Canvas's attachment ids grow with each upload;
+    Moodle's folder keeps each file's time (the zip entry's), and a browser's " (2)" or Canvas's
+    "-2" numbers the copies."""
+    attachment = 0
+    if lms == "canvas":
+        found = re.match(canvas_regexp, "/" + name)
+        if found and found.groupdict().get("attachment_id"):
+            attachment = int(found.group("attachment_id"))
+    copy = re.search(r"(?:\s*\((\d{1,4})\)|[-_ ](\d{1,4}))\s*(?:\.ipynb)?$", uploaded, re.IGNORECASE)
+    number = int(copy.group(1) or copy.group(2)) if copy else 0
+    return (attachment, tuple(info.date_time), number, name)
+
+
+def canonical_notebook(name: str) -> str:
+    """A notebook's name as a student's upload may have it renamed: Canvas's and Moodle's "-1",
+    a browser's " (1)", any case, spaces for dashes: "Tiling (1).ipynb", "tiling-2.ipynb" and
+    "TILING.ipynb" are all tiling.ipynb."""
+    stem = re.sub(r"\.ipynb$", "", name.strip(), flags=re.IGNORECASE)
+    stem = re.sub(r"(?:\s*\(\d{1,4}\)|-\d{1,4})+$", "", stem.strip())
+    return re.sub(r"[\s_-]+", "-", stem.strip().lower())
+
+
+def _canvas_test_student(name: str, canvas_regexp: str) -> bool:
+    """Canvas names its Test Student ("Student, Test") studenttest in its downloads."""
+    found = re.match(canvas_regexp, "/" + name)
+    return bool(found) and (found.groupdict().get("sortable_name") or "").lower() == "studenttest"
 
 
 def read_entry(archive: Path, accepted: Accepted, limits: Limits = LIMITS) -> bytes:
@@ -364,20 +479,44 @@ def _read_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limits: Limits) ->
     return content
 
 
-def _not_a_notebook(content: bytes) -> str | None:
+def _not_a_notebook(content: bytes, limits: Limits = LIMITS) -> str | None:
     try:
         notebook = json.loads(content.decode("utf-8"))
+    except RecursionError:  # the decoder nests one call per level: thousands of levels exhaust the stack
+        return f"not a notebook: its JSON nests deeper than Python reads (a notebook nests under {limits.json_depth} levels)"
     except (UnicodeDecodeError, ValueError) as error:
-        return f"not a notebook: its content is not JSON ({str(error)[:80]})"
+        return f"not a notebook: its content is not JSON ({_line(error)[:80]})"
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list) or notebook.get("nbformat") != 4:
         return "not a notebook: no nbformat 4 cells"
+    depth = _depth(notebook, limits.json_depth)
+    if depth > limits.json_depth:
+        return f"not a notebook: its JSON nests more than {limits.json_depth} levels deep (every later step would have to recurse through it)"
     return None
 
 
+def _depth(value, limit: int) -> int:
+    """How deep `value` nests, counted without recursion and no further than limit + 1."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            if level > limit:
+                return level
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def _shown(name: str) -> str:
+    """A name from the archive as reports print it: on one line (a newline in it would print a
+    forged report line), control characters escaped, at most 120 characters."""
+    return _line(name if len(name) <= 120 else name[:117] + "...")
+
+
+def _line(text) -> str:
     from ..engine.untrusted_text import visible
 
-    return visible(name if len(name) <= 120 else name[:117] + "...")
+    return visible(str(text)).replace("\n", "\\n").replace("\t", "\\t")
 
 
 def _size(n: int) -> str:

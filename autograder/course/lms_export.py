@@ -1,6 +1,7 @@
 """`tvm-course export ASSIGNMENT --format canvas|moodle|csv`: grades back into the LMS.
 
-One row per student in the gradebook (and per submission from anyone else). The score is the
+One row per student in the gradebook (the csv format: and per submission from anyone else; the
+LMS formats leave those out, and say so: a stranger is never written into the LMS). The score is the
 gradebook's, after nbgrader's late penalty. A score that is not final is never written as a
 number: pending points (a GPU part graded without a GPU, a grader fault, a cell for manual
 grading), a submission not graded yet or changed since it was graded, and no submission at
@@ -53,6 +54,8 @@ class ExportReport:
     scored: int
     empty: dict[str, list[str]]  # why -> students whose cell was left empty
     omitted: list[str]
+    not_enrolled: list[str] = ()  # submitted without being in the gradebook: left out of an LMS file
+    max_score: float = 0.0  # the assignment's points: the LMS assignment's maximum must be the same
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class _Student:
     last_name: str
     email: str
     lms_user_id: str
+    enrolled: bool = True
 
 
 def export_grades(coursedir, assignment: str, fmt: str, path: Path, *, column: str | None = None,
@@ -76,8 +80,12 @@ def export_grades(coursedir, assignment: str, fmt: str, path: Path, *, column: s
         scores[student] = _score(row, stale.get(student))
     header_column = column or assignment
     records, empty, omitted, problems = [], {}, [], []
+    not_enrolled = []
     for student in sorted(students):
         info, row = students[student], rows[student]
+        if fmt != "csv" and not info.enrolled:
+            not_enrolled.append(student)  # a stranger or an LMS test student is never written to the LMS
+            continue
         score, why = scores[student]
         if score is None:
             if omit_pending:
@@ -122,8 +130,9 @@ def export_grades(coursedir, assignment: str, fmt: str, path: Path, *, column: s
     finally:
         os.umask(previous)
     Path(path).chmod(0o600)
-    scored = sum(1 for s in students if scores[s][0] is not None and s not in omitted)
-    return ExportReport(Path(path), len(records), scored, empty, omitted)
+    scored = sum(1 for s in students if scores[s][0] is not None and s not in omitted and s not in not_enrolled)
+    max_score = max((r.max_score for r in rows.values()), default=0.0)
+    return ExportReport(Path(path), len(records), scored, empty, omitted, not_enrolled, max_score)
 
 
 def _students(coursedir, assignment: str) -> dict[str, _Student]:
@@ -135,7 +144,7 @@ def _students(coursedir, assignment: str) -> dict[str, _Student]:
         for s in gradebook.students:
             found[s.id] = _Student(s.id, s.first_name or "", s.last_name or "", s.email or "", str(s.lms_user_id or ""))
     for submission in find_submissions(coursedir, assignment):
-        found.setdefault(submission.student, _Student(submission.student, "", "", "", ""))
+        found.setdefault(submission.student, _Student(submission.student, "", "", "", "", enrolled=False))
     return found
 
 

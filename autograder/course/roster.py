@@ -18,12 +18,18 @@ student:
 
 Nothing is removed: students already in the gradebook keep their grades and get the names,
 email and LMS id given. A row without a usable id (or a second row for the same id) is
-reported and skipped, never guessed at.
+reported and skipped, never guessed at; so is the LMS's test student (Canvas's "Student, Test").
+
+Students who join after a release: nbgrader's generate_assignment keeps an existing release
+(unless --force), so the variants table released beside each assignment (variants.json) is
+written again here, for everyone in the gradebook (refresh_variant_tables); the exchange gets
+it with `nbgrader release_assignment ASSIGNMENT --force`. The gradebook is owner-only.
 """
 from __future__ import annotations
 
 import csv
 import io
+import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +46,7 @@ class RosterReport:
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # "row N: why"
+    tables: list[Path] = field(default_factory=list)  # released variants tables written again (students were added)
 
 
 def read_roster(path: Path, fmt: str) -> tuple[list[dict], list[str]]:
@@ -68,6 +75,10 @@ def read_roster(path: Path, fmt: str) -> tuple[list[dict], list[str]]:
         entry = _entry(row, fmt)
         if entry is None:
             continue  # Canvas's "Points Possible" row, or a blank line
+        if "test_student" in entry:
+            problems.append(f"row {number}: Canvas's Test Student (user {entry['test_student'] or 'without an ID'}): "
+                            "not a student of the class, not enrolled")
+            continue
         try:
             check_student_id(entry["id"])
         except VariantError as error:
@@ -82,32 +93,79 @@ def read_roster(path: Path, fmt: str) -> tuple[list[dict], list[str]]:
 
 
 def import_roster(coursedir, path: Path, fmt: str) -> RosterReport:
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import Gradebook
     from sqlalchemy.exc import SAWarning
 
     students, problems = read_roster(path, fmt)
     report = RosterReport(skipped=problems)
     if not students:
         raise CourseError(f"{path} lists no student with a usable id" + (f": {'; '.join(problems[:5])}" if problems else ""))
-    with warnings.catch_warnings(), Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
-        warnings.simplefilter("ignore", SAWarning)
-        for entry in students:
-            student_id = entry.pop("id")
-            given = {k: v for k, v in entry.items() if v}
-            try:
-                gradebook.find_student(student_id)
-                (report.updated if given else report.skipped).append(student_id if given else f"{student_id}: nothing new")
-            except MissingEntry:
-                report.added.append(student_id)
-            gradebook.update_or_create_student(student_id, **given)
+    previous = os.umask(0o077)  # nbgrader creates the gradebook 644: it holds every grade
+    try:
+        with warnings.catch_warnings(), Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
+            warnings.simplefilter("ignore", SAWarning)
+            _add(gradebook, students, report)
+    finally:
+        os.umask(previous)
+    _owner_only(coursedir.db_url)
+    if report.added:
+        report.tables = refresh_variant_tables(coursedir)
     return report
+
+
+def _add(gradebook, students: list[dict], report: RosterReport) -> None:
+    from nbgrader.api import MissingEntry
+
+    for entry in students:
+        student_id = entry.pop("id")
+        given = {k: v for k, v in entry.items() if v}
+        try:
+            gradebook.find_student(student_id)
+            (report.updated if given else report.skipped).append(student_id if given else f"{student_id}: nothing new")
+        except MissingEntry:
+            report.added.append(student_id)
+        gradebook.update_or_create_student(student_id, **given)
+
+
+def _owner_only(url: str) -> None:
+    if url.startswith("sqlite:///") and Path(url[len("sqlite:///"):]).exists():
+        Path(url[len("sqlite:///"):]).chmod(0o600)
+
+
+def refresh_variant_tables(coursedir) -> list[Path]:
+    """Write each released assignment's variants.json again, for every student in the gradebook
+    (nbgrader's generate_assignment would keep the release as it is). Returns the tables written."""
+    from nbgrader.api import Gradebook
+
+    from ..problems.variants import TABLE_FILE, VariantError, course_secret, write_table
+
+    releases = sorted(Path(coursedir.format_path(coursedir.release_directory, ".", ".")).glob(f"*/{TABLE_FILE}"))
+    if not releases:
+        return []
+    try:
+        secret = course_secret(coursedir.root)
+    except VariantError:
+        return []  # no secret, no tables: the release said so when it was made
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
+        students = [s.id for s in gradebook.students]
+    usable = []
+    for student in students:
+        try:
+            usable.append(check_student_id(student))
+        except VariantError:
+            continue
+    for table in releases:  # rewritten in place: it keeps the mode the release gave it (students get it)
+        write_table(table, usable, secret)
+    return releases
 
 
 def _entry(row: dict, fmt: str) -> dict | None:
     if fmt == "canvas":
         name, canvas_id = row.get("Student", ""), row.get("ID", "")
-        if name.startswith("Points Possible") or name.lower() == "student, test" or not (name or canvas_id):
-            return None  # Canvas's points row, its test student, a blank line; a student without an ID is reported
+        if name.startswith("Points Possible") or not (name or canvas_id):
+            return None  # Canvas's points row, a blank line; a student without an ID is reported
+        if name.lower() == "student, test":
+            return {"id": "", "test_student": canvas_id}
         last, _, first = name.partition(",")
         login = row.get("SIS Login ID", "")
         return {"id": canvas_id, "first_name": first.strip(), "last_name": last.strip(),

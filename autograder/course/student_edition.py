@@ -323,7 +323,9 @@ def student_readme(edition: Edition, *, wheel_url: str | None, root: Path = REPO
             "  Elsewhere open `assignments/ASSIGNMENT/ASSIGNMENT.ipynb` and hand it in as your instructor says.",
             "  The notebook's first cell prints your own workload: it needs your student id (on JupyterHub your",
             "  user name; elsewhere `%env TVM_COURSE_STUDENT=your-id` in a cell first) and the `variants.json`",
-            "  beside the notebook.",
+            "  beside the notebook. Your id is the one your course's LMS uses: on Canvas your Canvas user id, a",
+            "  number (open Account > Profile, or People and your own name: the page's address ends",
+            "  `/users/NUMBER`), on Moodle your email address.",
         ]
         missing = sorted(a for a, listed in edition.variants.items() if not listed)
         if missing:

@@ -4,7 +4,7 @@ course/nbgrader_config.py makes them nbgrader's ZipCollectApp plugins:
 
     SafeExtractor   reads each zip in downloaded/ASSIGNMENT/archive/ as untrusted input
                     (course/lms_download.py: names, traversal, links, sizes, zip bombs,
-                    notebooks that are not notebooks, two files for one student's notebook)
+                    notebooks that are not notebooks, older uploads, students off the roster)
                     and writes only the submissions it accepts to extracted/, saying why it
                     refused each of the others; nbgrader's own extractor unpacks everything
                     (an entry named ../../x is skipped silently, a 10 GB one is inflated)
@@ -28,12 +28,13 @@ from pathlib import Path
 
 from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from nbgrader.utils import find_all_notebooks
-from traitlets import Enum, Unicode
+from traitlets import Bool, Enum, Unicode
 from traitlets.config import Configurable
 
+from ..course.lms_download import _shown
 from ..course.lms_download import (
-    CANVAS_NAMED_REGEXP, LMS_FORMATS, DownloadError, DownloadPlan, match_entry, student_for, plan_download, read_entry,
-    read_worksheet, roster_from_gradebook, safe_destination,
+    CANVAS_NAMED_REGEXP, LMS_FORMATS, DownloadError, DownloadPlan, canonical_notebook, match_entry, student_for, plan_download,
+    read_entry, read_worksheet, roster_from_gradebook, safe_destination,
 )
 
 
@@ -43,6 +44,8 @@ class LMSDownload(Configurable):
     lms = Enum(list(LMS_FORMATS), default_value="canvas", help="the LMS whose 'download all submissions' zip is collected").tag(config=True)
     worksheet = Unicode("", help="Moodle: the assignment's grading worksheet (CSV), which pairs participant numbers "
                                  "with students' email addresses").tag(config=True)
+    enrol = Bool(False, help="collect (and so enrol) students who are not in the gradebook; off: their uploads are "
+                             "refused, listed").tag(config=True)
 
 
 def _context(plugin):
@@ -58,7 +61,8 @@ def plan_for(plugin, archive: Path) -> DownloadPlan:
     coursedir, assignment, settings, worksheet, roster, pattern = _context(plugin)
     released = coursedir.format_path(coursedir.release_directory, ".", assignment)
     notebooks = [os.path.basename(n) for n in find_all_notebooks(released)]
-    return plan_download(archive, settings.lms, assignment, notebooks, worksheet=worksheet, roster=roster, canvas_regexp=pattern)
+    return plan_download(archive, settings.lms, assignment, notebooks, worksheet=worksheet, roster=roster, canvas_regexp=pattern,
+                         enrol=settings.enrol)
 
 
 class SafeExtractor(ExtractorPlugin):
@@ -78,7 +82,7 @@ class SafeExtractor(ExtractorPlugin):
             try:
                 plan = plan_for(self, archive)
             except DownloadError as error:
-                self.log.error("Skipped %s: %s", archive.name, error)
+                self.log.error("Skipped %s: %s", _shown(archive.name), error)
                 continue
             into = Path(extracted_path) / archive.stem
             for accepted in plan.accepted:
@@ -86,9 +90,9 @@ class SafeExtractor(ExtractorPlugin):
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(read_entry(archive, accepted))
             for refused in plan.refused:
-                self.log.warning("Not collected from %s: %s: %s", archive.name, refused.entry, refused.reason)
+                self.log.warning("Not collected from %s: %s: %s", _shown(archive.name), refused.entry, refused.reason)
             self.log.info("%s: %d submission file(s) of %d student(s) accepted, %d refused",
-                          archive.name, len(plan.accepted), len(plan.students), len(plan.refused))
+                          _shown(archive.name), len(plan.accepted), len(plan.students), len(plan.refused))
             found, looked_for = found + len(plan.accepted), plan.looked_for()
         if not found:  # nbgrader would go on to collect nothing and exit 0
             self.parent.fail(f"found no submission in {archive_path}: looked for {looked_for or 'zip downloads'}; "
@@ -114,19 +118,23 @@ class LMSCollector(FileNameCollectorPlugin):
             self.log.warning("Skipped %s: not under %s", submitted_file, extracted)
             return None
         inside = "/".join(entry.parts[1:])  # the name in the zip (extracted/ZIPNAME/...)
-        if settings.lms == "canvas":
-            found = self._match(submitted_file)  # nbgrader's own, with c.FileNameCollectorPlugin.named_regexp
-            if not found:
-                return None
-            lms_id, notebook = found["student_id"], found["file_id"] + ".ipynb"
-        else:
-            matched = match_entry(inside, "moodle", pattern)
-            if isinstance(matched, str):
-                self.log.warning("Skipped %s: %s", inside, matched)
-                return None
-            lms_id, notebook, _ = matched
+        matched = match_entry(inside, settings.lms, pattern)  # Canvas: through c.FileNameCollectorPlugin.named_regexp
+        if isinstance(matched, str):
+            self.log.warning("Skipped %s: %s", _shown(inside), matched)
+            return None
+        lms_id, uploaded, _ = matched
+        released = {canonical_notebook(n): n for n in self._released()}
+        notebook = released.get(canonical_notebook(uploaded))  # "Tiling (1).ipynb" is tiling.ipynb
+        if notebook is None:
+            self.log.warning("Skipped %s: not a notebook of %s", _shown(inside), assignment)
+            return None
         student = student_for(settings.lms, lms_id, worksheet, roster)
         if student.startswith("!"):
-            self.log.warning("Skipped %s: %s", inside, student[1:])
+            self.log.warning("Skipped %s: %s", _shown(inside), student[1:])
             return None
         return {"student_id": student, "file_id": os.path.splitext(notebook)[0]}
+
+    def _released(self) -> list[str]:
+        coursedir = self.parent.coursedir
+        released = coursedir.format_path(coursedir.release_directory, ".", coursedir.assignment_id)
+        return [os.path.basename(n) for n in find_all_notebooks(released)]

@@ -46,6 +46,11 @@ MIN_SECRET_CHARS = 16
 # nbgrader's student ids name folders (submitted/STUDENT/...): letters, digits and . _ @ + -
 STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}")
 
+# Which id a student gives: the one the course's LMS names their uploads by (course/roster.py).
+WHICH_ID = ("Your id is the one your course's LMS uses: on Canvas your Canvas user id, a number (open Account > "
+            "Profile, or People and your own name: it ends the page's address, .../users/NUMBER; or the \"id\" that "
+            "https://YOUR-CANVAS/api/v1/users/self shows), on Moodle your email address (any case)")
+
 HEIGHTS = WIDTHS = (160, 192, 256)
 OUT_CHANNELS = (8, 12, 20, 24)
 TILES = ((8, 8), (8, 16), (16, 8), (16, 32), (32, 16), (32, 32))
@@ -201,7 +206,7 @@ def student_variant(student: str | None = None, table: str | Path = TABLE_FILE, 
         raise VariantError(
             "this assignment gives every student their own shapes, and needs your student id: set it with "
             f"`%env {STUDENT_ENV}=your-id` in a cell (or `export {STUDENT_ENV}=your-id` before starting Jupyter); "
-            "on JupyterHub your user name is used"
+            f"on JupyterHub your user name is used. {WHICH_ID}"
         )
     check_student_id(student)
     try:
@@ -214,7 +219,10 @@ def student_variant(student: str | None = None, table: str | Path = TABLE_FILE, 
     if not isinstance(entries, dict):
         raise VariantError(f"{table} is not a variants table ({TABLE_FORMAT})")
     entry = entries.get(table_key(student))
+    if entry is None and "@" in student:  # Moodle classes are enrolled under the email, lower-cased
+        entry = entries.get(table_key(student.lower()))
+        student = student.lower() if entry is not None else student
     if entry is None:
-        raise VariantError(f"{table} has no variant for student {student!r}: check the id, or ask your instructor "
-                           "to add you and release the assignment again")
+        raise VariantError(f"{table} has no variant for student {student!r}: check the id ({WHICH_ID}), or ask your "
+                           "instructor to add you and release the assignment again")
     return student, Variant.from_dict(entry)

@@ -47,3 +47,11 @@ def bound_pixels(sch) -> None:
 
 
 YARDSTICKS = {"vectorised_tiles": vectorised_tiles, "bound_pixels": bound_pixels}
+
+
+def as_submission(name: str) -> str:
+    """A yardstick's source as a student would hand it in: `def schedule(sch):`."""
+    import inspect
+
+    source = inspect.getsource(YARDSTICKS[name])
+    return source.replace(f"def {name}(sch) -> None:", "def schedule(sch):", 1)

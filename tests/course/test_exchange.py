@@ -102,3 +102,34 @@ def test_the_course_grades_what_the_exchange_collected(round_trip):
     row = rows[STUDENT]
     assert row["schedule"] == sample.expected_status and float(row["correctness"]) == 4, row
     assert row["review"] in ("", "0") and not row["changes"], row  # fetched, answered, submitted: nothing flagged
+
+
+def test_a_resubmission_through_the_exchange_is_not_graded_as_the_old_one(round_trip):
+    """nbgrader collect skips a newer submission of a student already collected ("use --update"):
+    `tvm-course grade` says so, with the command to run, and then grades the new one."""
+    root, exchange, homes, _ = round_trip
+    home = homes[STUDENT]
+    fetched = home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    dev = {s.student: s for s in load_samples(root, ASSIGNMENT)}["dev"]  # a different answer, graded quickly
+    nbformat.write(build_submission(nbformat.read(root / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4), dev), fetched)
+    nbgrader(["submit", ASSIGNMENT], home, home, exchange, home / ".nbgrader-cache")
+    skipped = nbgrader(["collect", ASSIGNMENT], root, base_home(root), exchange)
+    assert "--update" in skipped  # nbgrader's own words: it kept the old one
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    grade = [str(BIN / "tvm-course"), "grade", ASSIGNMENT, "--course", str(root), "--workers", "1", "--student", STUDENT,
+             "--exchange", str(exchange)]
+    done = subprocess.run(grade, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    said = done.stdout + done.stderr
+    assert f"newer submissions than were collected, from {STUDENT}" in said, said
+    assert f"`nbgrader collect --update {ASSIGNMENT} --Exchange.root={exchange}`" in said
+    assert "readable by every user of this machine" in said and "submitted" in said  # nbgrader collect's 777 folders
+    done = subprocess.run([*grade, "--collect"], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    said = done.stdout + done.stderr
+    assert "1 graded (changed 1)" in said and "newer submissions" not in said, said
+    with open(root / f"{ASSIGNMENT}-grades.csv", newline="", encoding="utf-8") as handle:
+        row = {r["student"]: r for r in csv.DictReader(handle)}[STUDENT]
+    assert float(row["correctness"]) == 0, row  # dev's answers now: the schedule scores nothing
+
+
+def base_home(root: Path) -> Path:
+    return root.parent  # the instructor's home in round_trip

@@ -44,6 +44,7 @@ def make_zip(path, entries, *, symlinks=(), encrypted=()):
 
 
 def plan(path, lms="canvas", notebooks=("tiling.ipynb",), **kwargs):
+    kwargs.setdefault("enrol", True)  # the roster's part has tests of its own below
     return plan_download(path, lms, "tiling", notebooks, **kwargs)
 
 
@@ -128,21 +129,124 @@ def test_sizes_are_bounded_before_anything_is_inflated(tmp_path):
     assert len(result.accepted) == 2
     result = plan(archive, limits=Limits(total_bytes=len(NOTEBOOK) + 5))
     assert len(result.accepted) == 1 and any("collect it in parts" in r for r in refused(result).values())
-    make_zip(tmp_path / "many.zip", {f"s_{i}_{i}_tiling.ipynb": NOTEBOOK for i in range(4)})
+    make_zip(tmp_path / "many.zip", {f"s_{i}_{i}_tiling.ipynb": NOTEBOOK for i in range(4)})  # the archive's names
     with pytest.raises(DownloadError, match="holds 4 entries, over the 3"):
         plan(tmp_path / "many.zip", limits=small)
     with pytest.raises(DownloadError, match="over the 10 bytes a download may be"):
         plan(archive, limits=Limits(archive_bytes=10))
 
 
-def test_two_files_for_one_students_notebook_are_both_refused(tmp_path):
-    result = plan(make_zip(tmp_path / "dup.zip", {
-        "lovelaceada_48213_900001_tiling.ipynb": NOTEBOOK,
-        "lovelaceada_48213_900002_tiling-1.ipynb": NOTEBOOK,
-        "babbageben_48214_900003_tiling.ipynb": NOTEBOOK,
+def test_renamed_and_resubmitted_uploads_collect_the_newest_and_report_the_others(tmp_path):
+    """Canvas numbers a file uploaded again (tiling-1), browsers add " (1)", students retype the
+    name: all are the tiling notebook, and of one student's uploads the newest is collected
+    (Canvas: the larger attachment id; Moodle: the later file time)."""
+    result = plan(make_zip(tmp_path / "canvas.zip", {
+        "babbagecharles_1002_9021_Tiling.ipynb": NOTEBOOK,
+        "babbagecharles_1002_9035_tiling (1).ipynb": NOTEBOOK + " ",
+        "babbagecharles_1002_9030_tiling-1.ipynb": NOTEBOOK + "  ",
+        "hoppergrace_late_1003_9040_TILING.ipynb": NOTEBOOK,  # lower-case _late_ is late too
     }))
-    assert [a.student for a in result.accepted] == ["48214"]
-    assert all("2 files for 48213's tiling.ipynb" in r and "keep one" in r for r in refused(result).values())
+    got = {(a.student, a.entry, a.late) for a in result.accepted}
+    assert got == {("1002", "babbagecharles_1002_9035_tiling (1).ipynb", False), ("1003", "hoppergrace_late_1003_9040_TILING.ipynb", True)}
+    why = refused(result)
+    assert set(why) == {"babbagecharles_1002_9021_Tiling.ipynb", "babbagecharles_1002_9030_tiling-1.ipynb"}
+    assert all("an older upload of tiling.ipynb" in r and "9035_tiling (1).ipynb is newer" in r for r in why.values())
+
+    (tmp_path / "worksheet.csv").write_text(WORKSHEET, encoding="utf-8")
+    older, newer = zipfile.ZipInfo("Ada Lovelace_5001_assignsubmission_file_/tiling.ipynb", (2026, 3, 1, 9, 0, 0)), \
+        zipfile.ZipInfo("Ada Lovelace_5001_assignsubmission_file_/Tiling (1).ipynb", (2026, 3, 2, 9, 0, 0))
+    with zipfile.ZipFile(tmp_path / "moodle.zip", "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(newer, NOTEBOOK + " ")
+        archive.writestr(older, NOTEBOOK)
+    result = plan(tmp_path / "moodle.zip", "moodle", worksheet=read_worksheet(tmp_path / "worksheet.csv"))
+    (accepted,) = result.accepted
+    assert accepted.student == "ada@uni.example" and accepted.entry == newer.filename and accepted.notebook == "tiling.ipynb"
+    assert "an older upload of tiling.ipynb" in refused(result)[older.filename]
+
+
+def test_where_the_newest_upload_is_not_a_notebook_the_one_before_it_is_collected_and_said(tmp_path):
+    result = plan(make_zip(tmp_path / "s.zip", {
+        "lovelaceada_48213_900001_tiling.ipynb": NOTEBOOK,
+        "lovelaceada_48213_900002_tiling-1.ipynb": "saved as text by mistake",
+    }))
+    (accepted,) = result.accepted
+    assert accepted.entry == "lovelaceada_48213_900001_tiling.ipynb"
+    assert "not JSON" in refused(result)["lovelaceada_48213_900002_tiling-1.ipynb"]
+    assert result.notes == ["48213: the newest upload of tiling.ipynb is not a notebook (said above): collected the one "
+                            "before it, lovelaceada_48213_900001_tiling.ipynb"]
+
+
+def test_strangers_and_the_canvas_test_student_are_refused_with_a_list_unless_enrolled(tmp_path):
+    archive = make_zip(tmp_path / "s.zip", {
+        "lovelaceada_1001_900001_tiling.ipynb": NOTEBOOK,
+        "studenttest_1999_900002_tiling.ipynb": NOTEBOOK,  # Canvas's Student View: "Student, Test"
+        "strangersam_9999_900003_tiling.ipynb": NOTEBOOK,
+    })
+    roster = Roster(ids=frozenset({"1001"}))
+    result = plan(archive, roster=roster, enrol=False)
+    assert [a.student for a in result.accepted] == ["1001"]
+    assert result.strangers == ["9999"] and result.test_students == ["1999"]
+    why = refused(result)
+    assert "9999 is not on the course's roster" in why["strangersam_9999_900003_tiling.ipynb"] and "--enrol" in why["strangersam_9999_900003_tiling.ipynb"]
+    assert "Canvas's Test Student" in why["studenttest_1999_900002_tiling.ipynb"]
+    enrolled = plan(archive, roster=roster, enrol=True)
+    assert [a.student for a in enrolled.accepted] == ["1001", "9999"] and enrolled.test_students == ["1999"]
+
+
+def _cost_of(result) -> int:
+    return sum(len(r.entry) + len(r.reason) for r in result.refused)
+
+
+def test_no_upload_stops_the_collect_or_costs_anyone_but_its_student(tmp_path):
+    """The hostile downloads of issue 23: a notebook nested 5,000 levels deep, thousands of
+    re-uploads by one student, a student's duplicates as large as a notebook may be, a name with
+    a newline. Each costs its own student only; every report line is one line, of bounded length."""
+    deep = '{"cells": [], "nbformat": 4, "nbformat_minor": 5, "metadata": {"x": ' + "[" * 5000 + "]" * 5000 + "}}"
+    entries = {
+        "honestada_1001_1_tiling.ipynb": NOTEBOOK,
+        "honestben_1002_2_tiling.ipynb": NOTEBOOK,
+        "deepdan_1003_3_tiling.ipynb": deep,
+        "evil\nhonestada: tiling.ipynb collected_1004_4_tiling.ipynb": NOTEBOOK,
+    }
+    entries.update({f"manymo_1005_{100 + i}_tiling-{i}.ipynb": NOTEBOOK for i in range(4000)})
+    result = plan(make_zip(tmp_path / "hostile.zip", entries))
+    assert {a.student: a.entry for a in result.accepted} == {
+        "1001": "honestada_1001_1_tiling.ipynb", "1002": "honestben_1002_2_tiling.ipynb", "1005": "manymo_1005_4099_tiling-3999.ipynb"}
+    why = refused(result)
+    assert "nests deeper than Python reads" in why["deepdan_1003_3_tiling.ipynb"]
+    assert all("\n" not in r.entry + r.reason for r in result.refused)  # a name cannot print a line of its own
+    assert "a name with control characters" in why["evil\\nhonestada: tiling.ipynb collected_1004_4_tiling.ipynb"]
+    assert len(result.refused) == 4000 + 1  # each refusal once: the 3,999 older uploads and the deep one
+    assert _cost_of(result) < 400 * len(result.refused)  # linear: no refusal names the student's other entries
+
+    # per student: entries, bytes read; the archive's total goes to the small (honest) notebooks first
+    big = NOTEBOOK + " " * 5000
+    entries = {"honestada_1001_1_tiling.ipynb": NOTEBOOK, "honestben_1002_2_tiling.ipynb": NOTEBOOK}
+    entries.update({f"hogharry_1003_{10 + i}_tiling-{i}.ipynb": "x" + big for i in range(53)})  # none is a notebook
+    entries.update({f"bigbella_1004_{100 + i}_tiling-{i}.ipynb": big for i in range(3)})
+    limits = Limits(student_entries=20, student_bytes=2 * len(big) + 10, total_bytes=2 * len(NOTEBOOK) + 2 * len(big) + 10,
+                    ratio=10_000)
+    result = plan(make_zip(tmp_path / "greedy.zip", entries), limits=limits)
+    assert sorted(a.student for a in result.accepted) == ["1001", "1002", "1004"]
+    why = refused(result)
+    assert sum("only the newest 20 are looked at" in r for r in why.values()) == 33
+    assert sum("not a notebook" in r for r in why.values()) == 2  # harry's newest and the one before it
+    assert sum("all one student may have read" in r for r in why.values()) == 1  # then harry's bytes are spent
+    assert sum("an older upload" in r for r in why.values()) == 17 + 2
+    # the archive's total: bella's third big notebook would pass it, and only bella's is refused
+    result = plan(make_zip(tmp_path / "greedy.zip", entries), limits=Limits(total_bytes=2 * len(NOTEBOOK) + 10, ratio=10_000))
+    assert sorted(a.student for a in result.accepted) == ["1001", "1002"]
+    assert "collect it in parts" in refused(result)["bigbella_1004_102_tiling-2.ipynb"]
+
+
+def test_one_students_twenty_thousand_files_refuse_only_theirs(tmp_path):
+    entries = {"honestada_1001_1_tiling.ipynb": NOTEBOOK}
+    entries.update({f"floodfay_1002_{10 + i}_tiling-{i}.ipynb": "{}" for i in range(20_001)})
+    result = plan(make_zip(tmp_path / "flood.zip", entries))
+    assert sorted(a.student for a in result.accepted) == ["1001"]
+    assert len(result.refused) == 20_001 and _cost_of(result) < 300 * 20_001
+    with pytest.raises(DownloadError, match="over the 1000 a download may hold"):
+        plan(tmp_path / "flood.zip", limits=Limits(entries=1000))  # the archive's own limit is the archive's
 
 
 def test_what_is_not_a_zip_is_an_error_that_says_so(tmp_path):

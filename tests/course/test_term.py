@@ -1,5 +1,10 @@
 """The instructor's term with nothing but the README's commands: LMS class list, release, LMS
-download, grading, and grades back to the LMS, for a Canvas and a Moodle course.
+download, grading, and grades back to the LMS, for a Canvas and a Moodle course (with the
+exchange's part in test_exchange.py): a class of ten with the edges real classes have. Canvas:
+a plain upload, a LATE one renamed tiling-1, a resubmission (Tiling.ipynb, then tiling (1).ipynb:
+the newest is graded), a lower-case _late_, Canvas's Test Student and a stranger (refused, never
+exported), a late joiner (enrolled after the release: the variants table is written again).
+Moodle: a mixed-case email, and two uploads in one student's folder.
 
 Real commands in subprocesses (tvm-course, nbgrader), real zip files built here as each LMS
 builds its download (course/lms_download.py says from where), the real sandboxed grader. One
@@ -12,6 +17,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -24,6 +30,7 @@ from nbgrader.api import Gradebook
 
 from autograder.course.samples import build_submission, load_samples
 from autograder.course.scratch_course import copy_course, release_assignment
+from autograder.problems.variants import TABLE_FILE, course_secret, student_variant, variant_for
 
 from .conftest import COURSE, REPO
 
@@ -35,13 +42,18 @@ CANVAS_EXPORT = ("Student,ID,SIS User ID,SIS Login ID,Section,Tiling (5551)\n"
                  "    Points Possible,,,,,14\n"
                  "\"Lovelace, Ada\",48213,U001,ada@uni.example,Section A,\n"
                  "\"Babbage, Ben\",48214,U002,ben@uni.example,Section A,\n"
+                 "\"Babbage, Charles\",1002,U003,charles@uni.example,Section A,\n"
+                 "\"Hopper, Grace\",1003,U004,grace@uni.example,Section A,\n"
                  "\"Student, Test\",48299,,,Section A,\n"
                  "\"Nobody, No Id\",,,,Section A,\n")
+LATE_JOINER = CANVAS_EXPORT + "\"Latecomer, Lou\",48230,U005,lou@uni.example,Section A,\n"
 MOODLE_EXPORT = ("First name,Last name,ID number,Institution,Department,Email address,\"Assignment: gpu\"\n"
-                 "Dev,Devlin,,,,Dev.Devlin@uni.example,-\n")
+                 "Dev,Devlin,,,,Dev.Devlin@uni.example,-\n"
+                 "Eve,Evans,,,,eve@uni.example,-\n")
 MOODLE_WORKSHEET = ("Identifier,\"Full name\",\"Email address\",Status,Grade,\"Maximum grade\",\"Grade can be changed\","
                     "\"Last modified (submission)\",\"Last modified (grade)\",\"Feedback comments\"\n"
-                    "\"Participant 7001\",\"Dev Devlin\",Dev.Devlin@uni.example,\"Submitted for grading\",,14.00,Yes,-,-,\n")
+                    "\"Participant 7001\",\"Dev Devlin\",Dev.Devlin@uni.example,\"Submitted for grading\",,14.00,Yes,-,-,\n"
+                    "\"Participant 7002\",\"Eve Evans\",eve@uni.example,\"Submitted for grading\",,14.00,Yes,-,-,\n")
 
 
 def command(*args, cwd=REPO, check=True, timeout=300):
@@ -60,7 +72,8 @@ def submission(root, student: str) -> str:
     return nbformat.writes(build_submission(released, next(s for s in load_samples(root, "tiling") if s.student == student)))
 
 
-def write_zip(path: Path, entries: dict[str, str]) -> Path:
+def write_zip(path: Path, entries: dict) -> Path:
+    """Entries by name, or by zipfile.ZipInfo where the file's time matters (Moodle's folders)."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, content in entries.items():
             archive.writestr(name, content)
@@ -83,6 +96,11 @@ def canvas(tmp_path_factory):
     download = write_zip(work / "tvm-course-tiling_submissions.zip", {
         "lovelaceada_48213_900001_tiling.ipynb": submission(root, "ada"),
         "babbageben_LATE_48214_900002_tiling-1.ipynb": submission(root, "ben"),
+        "babbagecharles_1002_900021_Tiling.ipynb": submission(root, "ada"),  # then uploaded again, renamed:
+        "babbagecharles_1002_900035_tiling (1).ipynb": submission(root, "dev"),  # the newest is graded
+        "hoppergrace_late_1003_900005_tiling.ipynb": submission(root, "eli"),
+        "studenttest_48299_900006_tiling.ipynb": submission(root, "ada"),  # Canvas's Student View
+        "strangersam_9999_900007_tiling.ipynb": submission(root, "ada"),  # not in the class
         "../../escaped_48215_900003_tiling.ipynb": submission(root, "ada"),
         "babbageben_48214_900004_notes.txt": "my notes",
     })
@@ -94,19 +112,25 @@ def canvas(tmp_path_factory):
 
 
 def test_the_class_comes_from_canvass_gradebook_export(canvas):
-    assert canvas.roster.returncode == 0 and "2 student(s) added" in canvas.roster.stdout
-    assert "row 6: no student id given" in canvas.roster.stderr  # the row without an ID is said, not guessed
+    assert canvas.roster.returncode == 0 and "4 student(s) added" in canvas.roster.stdout
+    assert "row 8: no student id given" in canvas.roster.stderr  # the row without an ID is said, not guessed
+    assert "row 7: Canvas's Test Student (user 48299)" in canvas.roster.stderr
     table = json.loads((canvas.root / "release" / "tiling" / "variants.json").read_text())
-    assert len(table["variants"]) == 2  # both enrolled students can see their own shapes
+    assert len(table["variants"]) == 4  # every enrolled student can see their own shapes
+    assert (canvas.root / "gradebook.db").stat().st_mode & 0o077 == 0  # every grade is in it
 
 
 def test_a_canvas_download_is_collected_under_the_canvas_user_ids(canvas):
     out = canvas.collected.stdout + canvas.collected.stderr
     assert canvas.collected.returncode == 1, out  # collected, with entries refused: said, with their reasons
-    assert "collected 2 notebook(s) of 2 student(s)" in out and "48214: tiling.ipynb (LATE in Canvas)" in out
+    assert "collected 4 notebook(s) of 4 student(s)" in out and "48214: tiling.ipynb (LATE in Canvas)" in out
+    assert "1003: tiling.ipynb (LATE in Canvas)" in out  # Canvas's _LATE_, in either case
+    assert "babbagecharles_1002_900021_Tiling.ipynb: an older upload of tiling.ipynb: " \
+           "babbagecharles_1002_900035_tiling (1).ipynb is newer and is the one collected" in out
     assert "../../escaped_48215_900003_tiling.ipynb: a path with '..'" in out
     assert "babbageben_48214_900004_notes.txt: not a notebook" in out
-    assert sorted(p.name for p in (canvas.root / "submitted").iterdir()) == ["48213", "48214"]
+    assert "not on the roster, not collected: 9999" in out and "Canvas's Test Student, not collected: 48299" in out
+    assert sorted(p.name for p in (canvas.root / "submitted").iterdir()) == ["1002", "1003", "48213", "48214"]
     assert not (canvas.work / "escaped_48215_900003_tiling.ipynb").exists()
     assert list((canvas.root / "downloaded" / "tiling" / "archive").glob("canvas-*.zip"))
     submitted = canvas.root / "submitted" / "48214" / "tiling" / "tiling.ipynb"
@@ -118,8 +142,24 @@ def test_canvas_grades_go_back_as_a_canvas_gradebook_import(canvas):
     rows = read_csv(canvas.work / "to-canvas.csv")
     assert list(rows[0]) == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Tiling (5551)"]
     by_id = {row["ID"]: row for row in rows}
-    assert set(by_id) == {"48213", "48214"} and by_id["48213"]["Student"] == "Lovelace, Ada"
+    assert set(by_id) == {"48213", "48214", "1002", "1003"} and by_id["48213"]["Student"] == "Lovelace, Ada"
     assert 12 <= float(by_id["48213"]["Tiling (5551)"]) <= 14 and float(by_id["48214"]["Tiling (5551)"]) == 7
+    assert float(by_id["1002"]["Tiling (5551)"]) == 4  # the newest upload's grade (dev's answers), not the first's
+    assert float(by_id["1003"]["Tiling (5551)"]) == 4
+    assert "set the LMS assignment's maximum points to 14" in canvas.exported.stdout
+    # without --column Canvas would make a new assignment: said; a submission from someone not in the gradebook
+    # (put in submitted/ by hand, or by nbgrader collect from the exchange) is never written into the LMS's file
+    stranger = canvas.root / "submitted" / "9999" / "tiling"
+    stranger.mkdir(parents=True)
+    shutil.copy2(canvas.root / "submitted" / "48213" / "tiling" / "tiling.ipynb", stranger / "tiling.ipynb")
+    try:
+        plain = command("tvm-course", "export", "tiling", "--format", "canvas", "-o", str(canvas.work / "plain.csv"),
+                        "--course", str(canvas.root))
+    finally:
+        shutil.rmtree(stranger.parent)
+    assert "Canvas's import creates a new assignment" in plain.stderr and "--column" in plain.stderr
+    assert "left out (not in the gradebook): 9999" in plain.stdout
+    assert {row["ID"] for row in read_csv(canvas.work / "plain.csv")} == set(by_id)
     # the table: the assignment's status apart from the schedule's, and the points ben lost, with why
     ben = next(line for line in canvas.graded.stdout.splitlines() if line.startswith("48214"))
     assert "points lost" in ben and "passed" in ben and "lost speed -3 of 3" in ben
@@ -132,9 +172,17 @@ def test_regrading_goes_by_content_and_a_new_download_replaces_what_it_must(canv
     os.utime(ada, ns=(before.st_atime_ns, before.st_mtime_ns))
     second = write_zip(canvas.work / "second.zip", {"babbageben_48214_900009_tiling-2.ipynb": submission(canvas.root, "cleo"),
                                                     "latecomerlou_48230_900010_tiling.ipynb": submission(canvas.root, "dev")})
+    refused = command("tvm-course", "collect", "tiling", str(second), "--from", "canvas", "--course", str(canvas.root))
+    assert refused.returncode == 1 and "not on the roster, not collected: 48230" in refused.stderr
+    assert "replaced the earlier submission of 48214" in refused.stdout  # the others are collected all the same
+    # the late joiner is enrolled: the release's variants table is written again, and says how to re-release
+    (canvas.work / "with-lou.csv").write_text(LATE_JOINER, encoding="utf-8")
+    enrolled = command("tvm-course", "roster", str(canvas.work / "with-lou.csv"), "--from", "canvas", "--course", str(canvas.root))
+    assert "1 student(s) added" in enrolled.stdout and "nbgrader release_assignment tiling --force" in enrolled.stdout
+    table = json.loads((canvas.root / "release" / "tiling" / "variants.json").read_text())
+    assert len(table["variants"]) == 5
     collected = command("tvm-course", "collect", "tiling", str(second), "--from", "canvas", "--course", str(canvas.root))
-    assert collected.returncode == 0 and "replaced the earlier submission of 48214" in collected.stdout
-    assert "not in the gradebook before (added now): 48230" in collected.stdout  # enrolled after the release: said
+    assert collected.returncode == 0 and "48230: tiling.ipynb" in collected.stdout and "replaced" not in collected.stdout
     with Gradebook(f"sqlite:///{canvas.root / 'gradebook.db'}") as gradebook:
         assert gradebook.find_student("48230").lms_user_id == "48230"  # kept for the export to Canvas
     kept = list((canvas.root / "downloaded" / "tiling" / "replaced").glob("*/48214/tiling/tiling.ipynb"))
@@ -149,12 +197,15 @@ def test_regrading_goes_by_content_and_a_new_download_replaces_what_it_must(canv
 
 
 def test_a_download_with_nothing_to_collect_is_an_error_that_says_what_it_looked_for(canvas):
-    junk = write_zip(canvas.work / "junk.zip", {"readme.txt": "hello", "Tiling Final.ipynb": submission(canvas.root, "ada")})
+    deep = '{"cells": [], "nbformat": 4, "nbformat_minor": 5, "metadata": {"x": ' + "[" * 5000 + "]" * 5000 + "}}"
+    junk = write_zip(canvas.work / "junk.zip", {"readme.txt": "hello", "Tiling Final.ipynb": submission(canvas.root, "ada"),
+                                                "lovelaceada_48213_900099_tiling.ipynb": deep})  # nested 5,000 levels
     done = command("tvm-course", "collect", "tiling", str(junk), "--from", "canvas", "--course", str(canvas.root), check=False)
     assert done.returncode == 2
     assert "found no submission of tiling" in done.stderr and "lastfirst_[LATE_]USERID_ATTACHMENTID_NAME.ipynb" in done.stderr
     assert "Tiling Final.ipynb: not named as Canvas names submissions" in done.stderr
-    assert sorted(p.name for p in (canvas.root / "submitted").iterdir()) == ["48213", "48214", "48230"]  # nothing lost
+    assert "lovelaceada_48213_900099_tiling.ipynb: not a notebook: its JSON nests deeper" in done.stderr
+    assert sorted(p.name for p in (canvas.root / "submitted").iterdir()) == ["1002", "1003", "48213", "48214", "48230"]  # nothing lost
     # nbgrader's own command, with the course's plugins, fails too (nbgrader alone exits 0 on nothing)
     archive = canvas.root / "downloaded" / "tiling" / "archive"
     for earlier in archive.iterdir():
@@ -162,28 +213,37 @@ def test_a_download_with_nothing_to_collect_is_an_error_that_says_what_it_looked
     (archive / "junk.zip").write_bytes(junk.read_bytes())
     done = command("nbgrader", "zip_collect", "tiling", "--force", cwd=canvas.root, check=False)
     assert done.returncode == 1 and "found no submission" in done.stderr + done.stdout
-    assert sorted(p.name for p in (canvas.root / "submitted").iterdir()) == ["48213", "48214", "48230"]
+    assert "nests deeper" in done.stderr + done.stdout and "Traceback" not in done.stderr + done.stdout
+    assert sorted(p.name for p in (canvas.root / "submitted").iterdir()) == ["1002", "1003", "48213", "48214", "48230"]
 
 
 def test_a_moodle_course_from_class_list_to_grade_import(tmp_path):
     root = copy_course(COURSE, tmp_path / "course")
     (tmp_path / "participants.csv").write_text(MOODLE_EXPORT, encoding="utf-8")
     (tmp_path / "worksheet.csv").write_text(MOODLE_WORKSHEET, encoding="utf-8")
-    assert "1 student(s) added" in command("tvm-course", "roster", str(tmp_path / "participants.csv"), "--from", "moodle",
+    assert "2 student(s) added" in command("tvm-course", "roster", str(tmp_path / "participants.csv"), "--from", "moodle",
                                            "--course", str(root)).stdout
     release_assignment(root, "tiling", students=[])  # `nbgrader generate_assignment tiling`, as the Canvas course ran it
+    # Dev types his email as the LMS shows it, in its case: his notebook finds his variant
+    found, variant = student_variant("Dev.Devlin@Uni.Example", root / "release" / "tiling" / TABLE_FILE, environ={})
+    assert found == "dev.devlin@uni.example" and variant == variant_for(found, course_secret(root))
     download = write_zip(tmp_path / "moodle.zip", {
         "Dev Devlin_7001_assignsubmission_file_/tiling.ipynb": submission(root, "dev"),
         "Dev Devlin_7001_assignsubmission_onlinetext_/onlinetext.html": "<p>hi</p>",
+        zipfile.ZipInfo("Eve Evans_7002_assignsubmission_file_/tiling.ipynb", (2026, 3, 1, 9, 0, 0)): submission(root, "cleo"),
+        zipfile.ZipInfo("Eve Evans_7002_assignsubmission_file_/Tiling (1).ipynb", (2026, 3, 2, 9, 0, 0)): submission(root, "eli"),
     })
     without = command("tvm-course", "collect", "tiling", str(download), "--from", "moodle", "--course", str(root), check=False)
     assert without.returncode == 2 and "--worksheet" in without.stderr
     collected = command("tvm-course", "collect", "tiling", str(download), "--from", "moodle", "--worksheet",
                         str(tmp_path / "worksheet.csv"), "--course", str(root))
-    assert "dev.devlin@uni.example: tiling.ipynb" in collected.stdout
+    assert "dev.devlin@uni.example: tiling.ipynb" in collected.stdout and "eve@uni.example: tiling.ipynb" in collected.stdout
+    assert "Eve Evans_7002_assignsubmission_file_/tiling.ipynb: an older upload of tiling.ipynb" in collected.stderr
     assert command("tvm-course", "grade", "tiling", "--course", str(root), *GRADE_OPTIONS).returncode == 0
-    command("tvm-course", "export", "tiling", "--format", "moodle", "--column", "Tiling", "-o", str(tmp_path / "to-moodle.csv"),
-            "--course", str(root))
-    (row,) = read_csv(tmp_path / "to-moodle.csv")
-    assert list(row) == ["Email address", "First name", "Last name", "Tiling", "Status"]
-    assert row["Email address"] == "Dev.Devlin@uni.example" and row["Tiling"] == "4" and row["Status"] == "points lost"
+    exported = command("tvm-course", "export", "tiling", "--format", "moodle", "--column", "Tiling", "-o",
+                       str(tmp_path / "to-moodle.csv"), "--course", str(root))
+    assert "set the LMS assignment's maximum points to 14 (Moodle's default is 100" in exported.stdout
+    dev, eve = read_csv(tmp_path / "to-moodle.csv")
+    assert list(dev) == ["Email address", "First name", "Last name", "Tiling", "Status"]
+    assert dev["Email address"] == "Dev.Devlin@uni.example" and dev["Tiling"] == "4" and dev["Status"] == "points lost"
+    assert eve["Email address"] == "eve@uni.example" and eve["Tiling"] == "4"  # the newer upload's (eli's), not cleo's 6

@@ -6,7 +6,6 @@ their kernels shows they are wrong.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import math
 
 import numpy as np
@@ -63,10 +62,6 @@ def schedule(sch):
 '''
 
 
-def yardstick_source() -> str:
-    return inspect.getsource(yardsticks.bound_pixels).replace("def bound_pixels(sch) -> None:", "def schedule(sch):")
-
-
 @pytest.fixture(scope="module")
 def no_gpu():
     from autograder.engine.runners import gpu_present
@@ -75,7 +70,7 @@ def no_gpu():
         pytest.skip("a GPU is present: there the kernels run on it (tests/engine/test_gpu.py)")
 
 
-@pytest.mark.parametrize("source", [solutions.source("gpu_bound"), yardstick_source(), TRANSPOSED_SHARED_DYN],
+@pytest.mark.parametrize("source", [solutions.source("gpu_bound"), yardsticks.as_submission("bound_pixels"), TRANSPOSED_SHARED_DYN],
                          ids=["solution", "yardstick", "transposed-shared-dyn"])
 def test_right_gpu_schedules_are_correct_on_the_opencl_device_with_speed_pending(no_gpu, fast_config, source):
     result = grade_source("gpu-fused-conv", source, fast_config)
