@@ -52,6 +52,7 @@ from nbgrader.converters import Autograde, GenerateAssignment
 from autograder.course.lms_download import CANVAS_NAMED_REGEXP
 from autograder.nbgrader_ext.feedback import (
     FEEDBACK_TEMPLATE,
+    FeedbackExporter,
     GetGradesWithPending,
     PendingAwareCsvExport,
     feedback_template_dirs,
@@ -123,6 +124,7 @@ c.TrustedGrader.settings = {}
 # (autograder/nbgrader_ext/feedback_html.py): SanitizeFeedback keeps only what the page shows,
 # and every piece of HTML from a notebook goes through a strict clean_html.
 c.GenerateFeedback.preprocessors = [GetGradesWithPending, ClearHiddenTests, CSSHTMLHeaderPreprocessor, SanitizeFeedback]
+c.GenerateFeedback.exporter_class = FeedbackExporter  # HTMLExporter, its compiled templates kept between submissions
 c.HTMLExporter.template_name = FEEDBACK_TEMPLATE
 c.HTMLExporter.extra_template_basedirs = feedback_template_dirs()
 c.HTMLExporter.sanitize_html = True

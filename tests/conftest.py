@@ -1,9 +1,33 @@
-"""Shared test settings: GPU tests skip where there is no GPU, and grading runs short."""
+"""Shared test settings: GPU tests skip where there is no GPU, grading runs short, and each lesson
+notebook is executed once per test run, under its own CPU, for every test that reads it."""
 from __future__ import annotations
 
 import functools
+import os
+import platform
+import shutil
+import tempfile
 
 import pytest
+
+# The CPU each lesson runs for in a test run (autograder.site.executed reads it): lesson 1 for this
+# machine's own, lesson 2 for an SSE-only x86 (no FMA, no AVX: what the lessons' claims must also
+# hold on). tests/lessons and the site build (tests/site) then read the same executed notebooks.
+LESSON_MCPU = "02-tiling-trace=x86-64-v2" if platform.machine().lower() in ("x86_64", "amd64") else ""
+_made_cache: list[str] = []
+
+
+def pytest_configure(config):
+    # One cache for this run, unless the developer chose one (then runs are reused across sessions).
+    if not os.environ.get("TVM_COURSE_CACHE"):
+        _made_cache.append(tempfile.mkdtemp(prefix="tvm-course-test-cache-"))
+        os.environ["TVM_COURSE_CACHE"] = _made_cache[0]
+    os.environ.setdefault("TVM_COURSE_LESSON_MCPU", LESSON_MCPU)
+
+
+def pytest_unconfigure(config):
+    for folder in _made_cache:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @functools.lru_cache(maxsize=1)

@@ -111,8 +111,9 @@ def bench_grading(args: argparse.Namespace) -> int:
 
     try:
         run_benchmark(args.copies, args.workers, samples=args.samples.split(",") if args.samples else None, course=args.course,
-                      repeats=args.repeats, cluster_workers=args.cluster, scheduler=args.scheduler)
-    except (CourseError, ClusterError) as error:
+                      repeats=args.repeats, cluster_workers=args.cluster, scheduler=args.scheduler,
+                      peer_copies=args.peer_copies, full_rounds=args.full_rounds, peer=args.peer, one_worker=args.one_worker)
+    except (CourseError, ClusterError, RuntimeError) as error:
         print(f"tvm-course bench-grading: {error}", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK
@@ -158,14 +159,24 @@ def register(subparsers) -> None:
 
     bench = subparsers.add_parser(
         "bench-grading",
-        help="submissions per minute of the grading run: one worker, the local pool, a Dask cluster",
-        description="Hand in COPIES submissions cycling through course/samples/tiling in a scratch copy of the course, grade them REPEATS times with one worker, with --workers, and on a Dask cluster (--cluster N local workers, or --scheduler), and print submissions per minute (median, min-max) and the scaling efficiency.",
+        help="submissions per minute of the grading run, side by side with plain nbgrader executing the notebooks",
+        description="Hand in COPIES submissions (a mix of course/samples/tiling's outcomes) in a scratch copy of the course, grade "
+                    "them REPEATS times with one worker, with --workers, and on a Dask cluster (--cluster N local workers, or "
+                    "--scheduler), then with plain `nbgrader autograde` executing each notebook; print submissions per minute "
+                    "(median, min-max), CPU seconds per submission, what each submission costs step by step, and last "
+                    "`tvm-course: R1 per minute; plain nbgrader: R2 per minute; ratio X` (R1: the pool of --workers).",
     )
     bench.add_argument("--copies", type=int, default=20, help="submissions to grade (default: %(default)s)")
     bench.add_argument("--workers", type=int, default=2, help="workers of the parallel run (default: %(default)s)")
-    bench.add_argument("--samples", help="comma-separated sample names (default: every sample that is not expected to time out)")
+    bench.add_argument("--samples", help="comma-separated sample names, handed in in turn (default: the mix of a class, "
+                                         "autograder/course/benchmark.py MIX)")
     bench.add_argument("--course", metavar="DIR", help="course root to copy (default: the bundled course/)")
-    bench.add_argument("--repeats", type=int, default=3, help="runs of each configuration, for the spread (default: %(default)s)")
+    bench.add_argument("--repeats", type=int, default=1, help="runs of each configuration, for the spread (default: %(default)s)")
+    bench.add_argument("--peer-copies", type=int, metavar="N", help="grade only the class's first N submissions with plain nbgrader (default: all)")
+    bench.add_argument("--no-peer", dest="peer", action="store_false", help="do not grade with plain nbgrader")
+    bench.add_argument("--no-one-worker", dest="one_worker", action="store_false", help="skip the one-worker run")
+    bench.add_argument("--full-rounds", type=int, default=0, metavar="N",
+                       help="also grade the first N submissions with every timing round, and compare their speed credit")
     bench.add_argument("--cluster", type=int, default=0, metavar="N", help="also grade on N local Dask workers started for the benchmark")
     bench.add_argument("--scheduler", metavar="ADDRESS", help="also grade on this Dask scheduler's workers")
     bench.set_defaults(handler=bench_grading)

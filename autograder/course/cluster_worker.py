@@ -77,7 +77,9 @@ def grade(course: dict, student: str, files: dict[str, bytes], timeout_s: float)
 
 def main(argv: list[str]) -> None:
     from .cluster import grade_in_scratch
+    from .gradebook_sync import share_engines
 
+    share_engines()  # nbgrader's dozen Gradebook opens a submission compile their SQL once
     # Its worker gone, the socket closes and this ends after the grading at hand (bounded by the
     # grader's own limits). Not PR_SET_PDEATHSIG: that fires when the *thread* that started this
     # process ends, and Dask's task threads come and go.

@@ -39,7 +39,7 @@ from ..nbgrader_ext.preprocessors import TrustedGrader
 from ..nbgrader_ext.plan import PlanError, load_plan
 from ..problems import get_problem
 from .course_dir import CourseError, course_directory, find_course_root, load_course_config
-from .gradebook_sync import copy_gradebook, merge_rows, merge_submission, sqlite_path, sqlite_url
+from .gradebook_sync import copy_gradebook, merge_rows, merge_submission, share_engines, sqlite_path, sqlite_url
 from .submissions import (
     Decision, RunAbilities, fingerprint, find_submissions, graded_directory, grading_decision, record_graded,
     recorded_submissions, submission_digest,
@@ -87,6 +87,9 @@ class RunReport:
     fault_log: Path | None = None  # the grader's faults in full, for the instructor (None: there were none)
     retried: dict[str, str] = field(default_factory=dict)  # student -> why it was graded more than once (cluster)
     machines: dict[str, str] = field(default_factory=dict)  # student -> the machine that graded it (cluster)
+    # What each graded submission cost outside the trusted grading, step -> seconds per submission
+    # (the workers' nbgrader steps; here: the gradebook copy, the merge, the record and its row)
+    costs: dict[str, list[float]] = field(default_factory=dict)
 
 
 def grade_assignment(options: GradingOptions) -> RunReport:
@@ -112,6 +115,7 @@ def grade_assignment(options: GradingOptions) -> RunReport:
 
 def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport:
     started = time.monotonic()
+    share_engines()  # the course's gradebook is opened for every merge and row
     root = find_course_root(options.course)
     config = load_course_config(root, cell_timeout=options.cell_timeout, grader_settings=options.grader_settings)
     coursedir = course_directory(config)
@@ -165,24 +169,36 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
     machines: dict[str, str] = {}
     before = {s.student: fingerprint(s.directory) for s in todo}
     digests = {s.student: submission_digest(s.directory) for s in todo}
+    costs: dict[str, list[float]] = {}
+
+    def cost(step: str, began: float) -> None:
+        costs.setdefault(step, []).append(time.monotonic() - began)
+
     with tempfile.TemporaryDirectory(prefix="tvm-course-grading-") as scratch:
         merged: set[str] = set()
 
         def hand_out(job: Job) -> None:
+            began = time.monotonic()
             merged.discard(job.student)
             copy_gradebook(sqlite_path(main_url), job.gradebook)
+            cost("gradebook copy", began)
 
         def record(job: Job) -> None:
             """Merge as soon as autograde is done, so a failure in feedback cannot lose the grades."""
             if job.student in merged or job.student in failures:
                 return
             try:
+                began = time.monotonic()
                 merge_submission(main_url, sqlite_url(job.gradebook), options.assignment, job.student, coursedir.course_id)
                 merged.add(job.student)
+                cost("gradebook merge", began)
             except Exception as error:  # a broken merge loses this submission's grades, not the run
                 failures[job.student] = f"could not record the grades: {error.__class__.__name__}: {error}"
 
         def finished(outcome: JobOutcome) -> None:
+            for step, seconds in outcome.steps.items():
+                costs.setdefault(f"nbgrader {step}", []).append(seconds)
+            began = time.monotonic()
             if outcome.ok:
                 record(Job(outcome.student, Path(scratch) / f"{outcome.student}.db"))
             elif outcome.student in failures:
@@ -198,6 +214,7 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
                     failures[outcome.student] = f"could not record what was graded: {error}"
                     _forget_graded_copy(coursedir, options.assignment, outcome.student, failures)
             row = collect_rows(coursedir, options.assignment, [outcome.student], failures)[0]
+            cost("record and row", began)
             say.done(outcome, row, failures.get(outcome.student))
 
         if options.scheduler and todo:
@@ -224,7 +241,7 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
     fault_log = write_fault_log(rows, failures, root / f"{options.assignment}-grader-faults.log")
     feedback = Path(coursedir.format_path(coursedir.feedback_directory, ".", ".")) if options.feedback else None
     return RunReport(root, rows, [s.student for s in todo], skipped, failures, csv_path, feedback, time.monotonic() - started,
-                     warnings, decisions, fault_log, retried, machines)
+                     warnings, decisions, fault_log, retried, machines, costs)
 
 
 def _grade_on_cluster(options: GradingOptions, root: Path, coursedir, todo, scratch: Path, merged: set[str],

@@ -51,21 +51,33 @@ def release_assignment(root: Path, assignment: str, students: list[str] | None =
     return Path(coursedir.format_path(coursedir.release_directory, ".", assignment))
 
 
-def submit_samples(root: Path, assignment: str, total: int | None = None, only: list[str] | None = None) -> dict[str, Sample]:
+def submit_samples(root: Path, assignment: str, total: int | None = None, only: list[str] | None = None,
+                   mix: dict[str, int] | None = None) -> dict[str, Sample]:
     """Hand in the assignment's samples, `total` submissions in all (cycling through them: STUDENT,
-    then STUDENT-2, ...); returns student -> sample."""
+    then STUDENT-2, ...; with `mix`, sample name -> how many of each cycle are that sample's);
+    returns student -> sample."""
     coursedir = course_directory(load_course_config(root))
-    samples = [s for s in load_samples(root, assignment) if not only or s.student in only]
-    missing = sorted(set(only or []) - {s.student for s in samples})
+    wanted = list(mix) if mix else only
+    samples = {s.student: s for s in load_samples(root, assignment) if not wanted or s.student in wanted}
+    missing = sorted(set(wanted or []) - set(samples))
     if missing or not samples:
         raise CourseError(f"no sample named {', '.join(missing) or 'at all'} for {assignment}")
-    submitted = {}
-    for index in range(total if total is not None else len(samples)):
-        sample, round_ = samples[index % len(samples)], index // len(samples) + 1
-        student = sample.student if round_ == 1 else f"{sample.student}-{round_}"
+    cycle = [samples[name] for name in mix_cycle(mix)] if mix else list(samples.values())
+    submitted, handed_in = {}, {}
+    for index in range(total if total is not None else len(cycle)):
+        sample = cycle[index % len(cycle)]
+        handed_in[sample.student] = handed_in.get(sample.student, 0) + 1
+        student = sample.student if handed_in[sample.student] == 1 else f"{sample.student}-{handed_in[sample.student]}"
         submit(coursedir, sample, student)
         submitted[student] = sample
     return submitted
+
+
+def mix_cycle(mix: dict[str, int]) -> list[str]:
+    """One cycle of a class's mix (sample name -> turns per cycle), each sample's turns spread
+    evenly over it, so that the first N submissions of a class keep its proportions."""
+    turns = sorted(((j + 0.5) / count, index, name) for index, (name, count) in enumerate(mix.items()) for j in range(count))
+    return [name for _, _, name in turns]
 
 
 LEAK_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")

@@ -15,7 +15,7 @@ import os
 import re
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Callable
@@ -37,6 +37,7 @@ class JobOutcome:
     ok: bool
     seconds: float
     error: str = ""
+    steps: dict = field(default_factory=dict)  # nbgrader step -> seconds it took (autograde, feedback)
 
 
 @dataclass(frozen=True)
@@ -76,13 +77,16 @@ def grade_submission(api_for, setup: WorkerSetup, job: Job, autograded: Callable
     steps = [("autograde", lambda: api.autograde(setup.assignment, job.student, force=True, create=True))]
     if setup.feedback:
         steps.append(("feedback", lambda: api.generate_feedback(setup.assignment, job.student, force=True)))
+    took: dict[str, float] = {}
     for name, step in steps:
+        began = time.monotonic()
         outcome = step()
+        took[name] = time.monotonic() - began
         if not outcome.get("success"):
-            return JobOutcome(job.student, False, time.monotonic() - started, failure(name, outcome))
+            return JobOutcome(job.student, False, time.monotonic() - started, failure(name, outcome), took)
         if name == "autograde":
             autograded()
-    return JobOutcome(job.student, True, time.monotonic() - started)
+    return JobOutcome(job.student, True, time.monotonic() - started, steps=took)
 
 
 # The last exception line of a traceback: "nbgrader.nbgraderformat.common.ValidationError: ..."
@@ -112,8 +116,9 @@ def _worker_main(connection, setup: WorkerSetup) -> None:
         from nbgrader.apps.api import NbGraderAPI
 
         from .course_dir import course_directory, load_course_config
-        from .gradebook_sync import sqlite_url
+        from .gradebook_sync import share_engines, sqlite_url
 
+        share_engines()
         load_course_config(setup.course_root)
     except Exception as error:
         connection.send(WorkerFailed(f"{error.__class__.__name__}: {error}"))

@@ -10,13 +10,18 @@ with its spread (quartiles and coefficient of variation). The timers come from T
   (`cache_flush_bytes`); the grader does not, because what this exercise teaches is what a
   tile does once its data is in cache, and the inputs (0.6 MB) fit in L2 on every course CPU;
 - repeats: each sample repeats the call a fixed number of times that lasts `min_repeat_ms`
-  (found from the function's own time), far above the clock's resolution; rounds go on past the minimum while the ratio that decides credit is still
-  spread out (coefficient of variation above a target), up to a maximum and a time budget;
+  (found from the function's own time), far above the clock's resolution;
+- rounds: as few as decide the credit. After each round from the least on, a distribution-free
+  confidence interval of the median per-round ratio (two order statistics: see `BandRule`) is
+  compared with the problem's band edges; once it lies inside one band, no further round can
+  change the credit the median earns, and timing stops. Where it straddles an edge, rounds go
+  on up to the most (and a time budget), and the median of them all decides;
 - implausible results (a speedup over the baseline far beyond what the problem allows) are
   flagged for an instructor, not scored silently.
 """
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 import time
@@ -80,6 +85,117 @@ class Measurements:
         return Stats.of(self.ratios(baseline, candidate))
 
 
+def binomial_cdf(n: int, j: int) -> float:
+    """P(X <= j) for X ~ Binomial(n, 1/2): the chance that at most j of n rounds fall below the median."""
+    return sum(math.comb(n, i) for i in range(j + 1)) / 2 ** n if j >= 0 else 0.0
+
+
+def _ever_excluded(ranks: dict[int, int], most: int) -> float:
+    """The chance, for rounds whose ratios are independent draws of one continuous distribution,
+    that the interval of some look (n rounds -> rank k: the k-th smallest to the k-th largest)
+    lies wholly above the true median: a walk over how many rounds so far fell below it,
+    absorbed the first time that count is below k. The same holds for "wholly below"."""
+    alive = {0: 1.0}
+    absorbed = 0.0
+    for n in range(1, most + 1):
+        step: dict[int, float] = {}
+        for below, p in alive.items():
+            step[below] = step.get(below, 0.0) + p / 2
+            step[below + 1] = step.get(below + 1, 0.0) + p / 2
+        k = ranks.get(n, 0)
+        alive = {}
+        for below, p in step.items():
+            if below < k:
+                absorbed += p
+            else:
+                alive[below] = p
+    return absorbed
+
+
+@functools.lru_cache(maxsize=32)
+def interval_ranks(least: int, most: int, confidence: float) -> dict[int, int]:
+    """For each look (rounds n, from `least` to `most`), the rank k of its interval
+    [k-th smallest ratio, k-th largest]; 0 where n rounds are too few for any.
+
+    Every look uses the same per-look level, the largest for which the chance that *any* look
+    up to `most` excludes the true median on one side stays within (1 - confidence) / 2; so the
+    whole sequence of intervals, however many are looked at, holds the median with at least
+    `confidence` (an exact computation, `_ever_excluded`, not a union bound). Candidate levels
+    are the binomial tail values themselves, where the ranks change; the chance grows with the
+    level, so a bisection finds the largest.
+    """
+    if not 0 < confidence < 1 or least < 1 or most < least:
+        raise ValueError(f"no interval schedule for rounds {least}..{most} at confidence {confidence}")
+    per_side = (1 - confidence) / 2
+    levels = sorted({binomial_cdf(n, j) for n in range(least, most + 1) for j in range(n // 2) if binomial_cdf(n, j) <= per_side})
+
+    def ranks_at(level: float) -> dict[int, int]:
+        ranks = {}
+        for n in range(least, most + 1):
+            k = 0
+            while k < n // 2 and binomial_cdf(n, k) <= level:
+                k += 1
+            ranks[n] = k
+        return ranks
+
+    low, high, best = 0, len(levels) - 1, {n: 0 for n in range(least, most + 1)}
+    while low <= high:
+        middle = (low + high) // 2
+        ranks = ranks_at(levels[middle])
+        if _ever_excluded(ranks, most) <= per_side:
+            best, low = ranks, middle + 1
+        else:
+            high = middle - 1
+    return best
+
+
+@dataclass(frozen=True)
+class BandDecision:
+    """Where the rounds so far put the median ratio: its interval, and whether that lies in one band."""
+
+    rounds: int
+    interval: tuple[float, float] | None  # None: too few rounds for an interval at this confidence
+    decided: bool  # the interval lies inside one band: the credit cannot change
+    confidence: float
+
+    def as_dict(self) -> dict:
+        return {"rounds": self.rounds, "interval": list(self.interval) if self.interval else None,
+                "decided": self.decided, "confidence": self.confidence}
+
+
+@dataclass(frozen=True)
+class BandRule:
+    """When timing may stop: once the median's confidence interval lies inside one speed band.
+
+    The interval is distribution-free: for n per-round ratios drawn independently from one
+    continuous distribution, the k-th smallest and the k-th largest bracket its median with
+    probability 1 - 2 P(Binomial(n, 1/2) <= k - 1), whatever the distribution (a shared machine's
+    noise is skewed and spiky, so nothing normal is assumed). Interleaving makes the rounds
+    close to that: a drift of the machine's speed slows both functions of a round alike and
+    cancels from their ratio. Looking after every round would spend the error once per look,
+    so the ranks come from `interval_ranks`, which holds the error of all the looks together.
+
+    Credit goes by the median (at or above an edge earns its band), and the median lies inside
+    the interval: when the interval is inside one band, the median's credit is that band's, and
+    so is the credit of the true median unless the interval missed it (at most 1 - confidence).
+    """
+
+    edges: tuple[float, ...]  # the bands' least speedups
+    least: int
+    most: int
+    confidence: float = 0.99
+
+    def decide(self, ratios: Sequence[float]) -> BandDecision:
+        n = len(ratios)
+        k = interval_ranks(self.least, self.most, self.confidence).get(n, 0) if self.least <= n <= self.most else 0
+        if k == 0:
+            return BandDecision(n, None, False, self.confidence)
+        ordered = sorted(ratios)
+        low, high = ordered[k - 1], ordered[n - k]
+        inside = not any(low < edge <= high for edge in self.edges)
+        return BandDecision(n, (low, high), inside, self.confidence)
+
+
 def measure_interleaved(
     timers: Mapping[str, Timer],
     rounds: int,
@@ -87,14 +203,14 @@ def measure_interleaved(
     *,
     max_rounds: int | None = None,
     settle: tuple[str, str] | None = None,
-    target_cv: float = 0.02,
+    rule: BandRule | None = None,
     budget_s: float = float("inf"),
 ) -> Measurements:
     """Time each function once per round, rotating which goes first each round.
 
-    At least `rounds` rounds; with `settle=(baseline, candidate)`, more (up to `max_rounds`,
-    within `budget_s` seconds) while the coefficient of variation of that pair's per-round
-    ratios is above `target_cv`: a noisy machine is measured longer, a quiet one is not.
+    At least `rounds` rounds; with `settle=(yardstick, candidate)` and a `rule`, more (up to
+    `max_rounds`, within `budget_s` seconds) until the rule says the per-round ratios of that
+    pair (yardstick time over candidate time: the candidate's speed) decide the credit.
     """
     names = list(timers)
     for _ in range(warmup):
@@ -110,9 +226,9 @@ def measure_interleaved(
             samples[name].append(timers[name]())
         round_index += 1
         if round_index >= rounds and (
-            settle is None
+            settle is None or rule is None
             or time.monotonic() - started > budget_s
-            or Stats.of(Measurements(samples).ratios(*settle)).cv <= target_cv
+            or rule.decide(Measurements(samples).ratios(*settle)).decided
         ):
             break
     return Measurements(samples)

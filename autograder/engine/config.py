@@ -29,17 +29,17 @@ class GraderConfig:
         1, "TVM worker threads while timing; one thread keeps timings repeatable on shared machines."
     )
     timing_rounds: int = _setting(
-        10, "Interleaved baseline/yardstick/candidate rounds at least; the speedup is the median of per-round ratios."
+        10, "Interleaved baseline/yardstick/candidate rounds at least; the speed is the median of per-round ratios."
     )
     min_repeat_ms: float = _setting(
         15.0, "Each timing sample runs the function back to back a fixed number of times, enough to last this long."
     )
     max_timing_rounds: int = _setting(
-        45, "Rounds may go on past timing_rounds, up to this many, while the ratio to the yardstick is spread out."
+        45, "Rounds go on past timing_rounds, up to this many, while the speed's confidence interval straddles a band edge."
     )
-    target_cv: float = _setting(
-        0.05, "Timing stops adding rounds once the per-round ratios to the yardstick vary less than this "
-        "(coefficient of variation; a quiet 2-core machine shows 0.5-2%)."
+    band_confidence: float = _setting(
+        0.99, "Timing stops once a confidence interval of the median speed, at this level over all the rounds "
+        "looked at (engine/bench.py BandRule), lies inside one speed band: the credit is decided."
     )
     timing_budget_s: float = _setting(
         10.0, "Seconds of timing after which no more rounds are added, however spread out."
@@ -65,11 +65,13 @@ class GraderConfig:
     def __post_init__(self) -> None:
         positive = ("student_timeout_s", "student_memory_mb", "evaluate_timeout_s", "evaluate_memory_mb",
                     "output_tail_chars", "threads", "timing_rounds", "min_repeat_ms", "max_timing_rounds",
-                    "target_cv", "timing_budget_s")
+                    "band_confidence", "timing_budget_s")
         for name in positive:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"setting {name} must be a positive number, got {value!r}")
+        if not self.band_confidence < 1:
+            raise ValueError(f"setting band_confidence must be below 1, got {self.band_confidence!r}")
         if self.seed is not None and (not isinstance(self.seed, int) or self.seed < 0):
             raise ValueError(f"setting seed must be a non-negative integer or None, got {self.seed!r}")
 

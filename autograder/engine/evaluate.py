@@ -24,8 +24,8 @@ from ..problems.workload import ConvShape, random_inputs
 from .config import GraderConfig
 from . import library_cache, peak
 from .cpus import UnknownCPU, cpu_name, cpu_target
-from .measure import (INPUT_NAMES, InfrastructureError, LocalRunner, RunnerFailed, check_timings, gpu_device_nodes, run_once,
-                      time_rounds)
+from .measure import (INPUT_NAMES, InfrastructureError, LocalRunner, RunnerFailed, band_rule, check_timings, gpu_device_nodes,
+                      run_once, time_rounds)
 from .opencl import OpenCLRunner
 
 
@@ -188,7 +188,8 @@ class Evaluation:
         report["checks"].insert(0, measured["correctness"])
         report["correct"] = measured["correctness"]["passed"]
         if "samples" in measured:
-            report.update(_speed(measured["samples"], self.problem.shape.flops, peak.flop(self.peak_lanes) if self.peak_lanes else 0))
+            report.update(_speed(measured["samples"], self.problem.shape.flops, peak.flop(self.peak_lanes) if self.peak_lanes else 0,
+                                 band_rule(self.problem, self.config)))
         return {**report, "outcome": "ran"}
 
     PENDING_SPEED = "speed needs a GPU: graded on a GPU host or through --rpc"
@@ -282,7 +283,7 @@ class Evaluation:
             measured = {"correctness": correctness}
             if correctness["passed"] and self.config.measure_speed:
                 self.timer.stage("time")
-                samples = time_rounds(session, modules, self.problem.shape, inputs, self.config)
+                samples = time_rounds(session, modules, self.problem, inputs, self.config)
                 measured["samples"] = check_timings(samples, self.config)
             return measured
         except (RunnerFailed, InfrastructureError):
@@ -339,9 +340,11 @@ class Evaluation:
         return _check("correctness", True, f"matches the reference on fresh random inputs (max abs error {error.max():.2g})")
 
 
-def _speed(samples: dict[str, list[float]], flops: int, peak_flop: int) -> dict:
-    """Speed over the baseline and against the yardstick (medians of per-round ratios), times,
-    GFLOP/s, and this core's FMA peak where it was measured."""
+def _speed(samples: dict[str, list[float]], flops: int, peak_flop: int, rule) -> dict:
+    """Speed over the baseline and against the yardstick (medians of per-round ratios, the
+    latter with its confidence interval and whether that decided the band: worked out again
+    here from the rounds, not taken from the runner), times, GFLOP/s, and this core's FMA
+    peak where it was measured."""
     from .bench import Measurements
 
     peak_s = samples.pop("peak", None)
@@ -350,9 +353,10 @@ def _speed(samples: dict[str, list[float]], flops: int, peak_flop: int) -> dict:
     gflops = {name: flops / seconds / 1e9 for name, seconds in runtimes.items()}
     if peak_s and peak_flop:
         gflops["peak"] = peak_flop / peak_s[0] / 1e9
+    decision = rule.decide(measured.ratios("yardstick", "candidate"))
     return {
         "speedup": measured.speedup("baseline", "candidate").as_dict(),
-        "vs_yardstick": measured.speedup("yardstick", "candidate").as_dict(),
+        "vs_yardstick": measured.speedup("yardstick", "candidate").as_dict() | decision.as_dict(),
         "runtimes_ms": {name: seconds * 1e3 for name, seconds in runtimes.items()},
         "gflops": gflops,
     }

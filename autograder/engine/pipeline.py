@@ -393,7 +393,7 @@ def speed_message(problem: Problem, against: dict, speed: dict, fraction: float,
     baseline = "the unscheduled function" if problem.baseline == "unscheduled" else "TVM's default GPU schedule (dlight)"
     text = (
         f"{against['median']:.2f}x the speed of the yardstick ({problem.yardstick_title}, timed beside yours: "
-        f"median of {against['n']} interleaved rounds, middle half {against['q1']:.2f}-{against['q3']:.2f}x): "
+        f"median of {against['n']} interleaved rounds, middle half {against['q1']:.2f}-{against['q3']:.2f}x{_decided(against)}): "
         f"{fraction:.0%} of the speed points"
     )
     higher = [b for b in problem.speed_bands if b.credit > fraction]
@@ -406,6 +406,17 @@ def speed_message(problem: Problem, against: dict, speed: dict, fraction: float,
             text += (f", {gflops['candidate'] / gflops['peak']:.0%} of this core's FMA peak "
                      f"({gflops['peak']:.0f} GFLOP/s, measured beside it)")
     return text
+
+
+def _decided(against: dict) -> str:
+    """How the rounds ended: the band decided (the interval inside one band), or not by the last round."""
+    interval = against.get("interval")
+    if not interval:
+        return ""
+    level = f"{against.get('confidence', 0):.0%} interval {interval[0]:.2f}-{interval[1]:.2f}x"
+    if against.get("decided"):
+        return f"; {level}, inside one band: decided after {against['n']} rounds"
+    return f"; {level} straddles a band edge: the median of all {against['n']} rounds decides"
 
 
 def syntax_error(source: str) -> str | None:

@@ -62,9 +62,44 @@ class Candidate:
 
     def describe(self) -> str:
         parts = []
-        for label, value in zip(self.labels or [f"decision {i + 1}" for i in range(len(self.decisions))], self.decisions):
+        labels = self.labels if len(self.labels) == len(self.decisions) else [f"decision {i + 1}" for i in range(len(self.decisions))]
+        for label, value in zip(labels, self.decisions):
             parts.append(f"{label} {'x'.join(map(str, value))}" if isinstance(value, tuple) else f"{label} {value}")
         return ", ".join(parts)
+
+
+def decision_labels(sch, func) -> tuple[str, ...]:
+    """A name for each sampled decision of `sch`'s trace, in order: "tile of j" for a
+    sample_perfect_tile of loop j (named as in the unscheduled `func`), "choice" for a
+    sample_categorical, "decision N" where the loop cannot be named."""
+    from tvm import s_tir
+
+    trace = sch.trace
+    blocks, loops, labels = {}, {}, []
+    fresh = s_tir.Schedule(func)
+
+    def loop_name(block: str, position: int) -> str:
+        try:
+            return str(fresh.get(fresh.get_loops(fresh.get_sblock(block))[position]).loop_var.name)
+        except Exception:  # noqa: BLE001  (a block the unscheduled function lacks: name it by position)
+            return f"{block} loop {position + 1}"
+
+    for inst in trace.insts:
+        kind = inst.kind.name
+        if kind == "GetSBlock":
+            blocks[inst.outputs[0]] = str(inst.attrs[0])
+        elif kind == "GetLoops" and inst.inputs[0] in blocks:
+            for position, rv in enumerate(inst.outputs):
+                loops[rv] = (blocks[inst.inputs[0]], position)
+        if inst not in trace.decisions:
+            continue
+        if kind == "SamplePerfectTile" and inst.inputs[0] in loops:
+            labels.append(f"tile of {loop_name(*loops[inst.inputs[0]])}")
+        elif kind == "SampleCategorical":
+            labels.append("choice")
+        else:
+            labels.append(f"decision {len(labels) + 1}")
+    return tuple(labels)
 
 
 def _decisions(sch) -> tuple:
@@ -77,21 +112,27 @@ def _decisions(sch) -> tuple:
     return tuple(values)
 
 
-def sample_candidates(func, count: int, design_space, labels: tuple = (), first_seed: int = 1) -> list[Candidate]:
-    """`count` distinct candidates from `design_space(sch)`, each drawn with its own seed;
-    `labels` name its sampled decisions in order, for the tables."""
+def sample_candidates(func, count: int, design_space, labels: tuple = (), first_seed: int = 1,
+                      patience: int = 100) -> list[Candidate]:
+    """Up to `count` distinct candidates from `design_space(sch)`, each drawn with its own seed;
+    fewer when `patience` draws in a row bring nothing new (a small space is exhausted), and
+    RuntimeError when the space holds fewer than two (nothing to rank). `labels` name its
+    sampled decisions in order, for the tables."""
     from tvm import s_tir
 
     found: dict[tuple, Candidate] = {}
-    seed = first_seed
-    while len(found) < count:
-        if seed - first_seed > 50 * count:
-            raise RuntimeError(f"the design space yielded only {len(found)} distinct candidates")
+    seed = last_new = first_seed
+    while len(found) < count and seed - last_new <= patience:
         sch = s_tir.Schedule(func, seed=seed)
         design_space(sch)
         decisions = _decisions(sch)
-        found.setdefault(decisions, Candidate(sch, decisions, tuple(labels)))
+        if decisions not in found:
+            found[decisions] = Candidate(sch, decisions, tuple(labels) or decision_labels(sch, func))
+            last_new = seed
         seed += 1
+    if len(found) < 2:
+        raise RuntimeError(f"the design space yielded only {len(found)} distinct candidates: "
+                           "it needs sampling instructions (sample_perfect_tile, sample_categorical) to search")
     return list(found.values())
 
 
@@ -110,31 +151,11 @@ def measure(candidates: list[Candidate], target, device, arguments, repeats: int
 
 
 def tune_context(func, target):
-    """The MetaSchedule context the feature extractor and the model read: workload, target, threads.
+    """The MetaSchedule context the feature extractor and the model read: workload, target, threads
+    (built without TVM's library of tensor intrinsics: see `tuning.context`)."""
+    from .tuning import context
 
-    `TuneContext.__init__` first imports TVM's whole library of tensor intrinsics, which only
-    tensorizing schedule rules use and which takes tens of seconds on the course machines. The
-    feature extractor and the cost model never touch it, so the context is built here with the
-    FFI constructor that `__init__` itself calls, without that import.
-    """
-    from tvm.s_tir.meta_schedule import TuneContext, _ffi_api
-    from tvm.s_tir.meta_schedule.logging import get_logger, get_logging_func
-    from tvm.s_tir.meta_schedule.tune_context import _normalize_mod
-
-    context = TuneContext.__new__(TuneContext)
-    context.__init_handle_by_constructor__(
-        _ffi_api.TuneContext,
-        _normalize_mod(func),
-        target,
-        None,  # space generator: candidates come from design_space instead
-        None,  # search strategy: the lesson measures and ranks by hand
-        "main",
-        1,  # threads for feature extraction
-        -1,  # random seed: none needed, nothing is sampled through the context
-        get_logging_func(get_logger(__name__)),
-    )
-    _ffi_api.TuneContextInitialize(context)
-    return context
+    return context(func, target)
 
 
 def _measure_candidates(context, candidates: list[Candidate]) -> list:

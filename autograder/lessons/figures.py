@@ -256,7 +256,8 @@ def attainable(intensity, peak_gflops: float, bandwidth_gbs: float):
     return np.minimum(peak_gflops, bandwidth_gbs * np.asarray(intensity, dtype=float))
 
 
-def roofline(points: list[Point], peak_gflops: float, bandwidths: dict[str, float], title: str = "") -> Plot:
+def roofline(points: list[Point], peak_gflops: float, bandwidths: dict[str, float], title: str = "",
+             peak_label: str = "FMA peak") -> Plot:
     """Log-log roofline: the measured compute peak, one memory roof per measured bandwidth
     (label -> GB/s), and the schedules at their intensity and achieved speed."""
     plt = _pyplot()
@@ -269,7 +270,7 @@ def roofline(points: list[Point], peak_gflops: float, bandwidths: dict[str, floa
     for (label, bandwidth), style in zip(bandwidths.items(), styles):
         ax.plot(xs, attainable(xs, peak_gflops, bandwidth), color="0.3", linestyle=style,
                 label=f"roof with {label}: {bandwidth:.1f} GB/s")
-    ax.axhline(peak_gflops, color="tab:red", linewidth=0.8, alpha=0.6, label=f"measured FMA peak: {peak_gflops:.1f} GFLOP/s")
+    ax.axhline(peak_gflops, color="tab:red", linewidth=0.8, alpha=0.6, label=f"measured {peak_label}: {peak_gflops:.1f} GFLOP/s")
     markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
     for point, marker in zip(points, markers * 4):
         ax.scatter([point.intensity], [point.gflops], marker=marker, s=60, zorder=3, label=f"{point.name}: {point.gflops:.1f} GFLOP/s")
@@ -281,16 +282,17 @@ def roofline(points: list[Point], peak_gflops: float, bandwidths: dict[str, floa
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", borderaxespad=0)
     ax.set_title(title)
     fig.tight_layout()
-    return _finish(fig, roofline_summary(points, peak_gflops, bandwidths, title))
+    return _finish(fig, roofline_summary(points, peak_gflops, bandwidths, title, peak_label))
 
 
-def roofline_summary(points: list[Point], peak_gflops: float, bandwidths: dict[str, float], title: str = "") -> str:
+def roofline_summary(points: list[Point], peak_gflops: float, bandwidths: dict[str, float], title: str = "",
+                     peak_label: str = "FMA peak") -> str:
     roofs = "; ".join(f"{label} {bw:.1f} GB/s (ridge at {peak_gflops / bw:.1f} FLOP/byte)" for label, bw in bandwidths.items())
     schedules = "; ".join(
         f"{p.name} at {p.intensity:.1f} FLOP/byte reaches {p.gflops:.1f} GFLOP/s ({100 * p.gflops / peak_gflops:.0f}% of peak)"
         for p in points
     )
     return (
-        f"Roofline{': ' + title if title else ''}. Measured FMA peak {peak_gflops:.1f} GFLOP/s; memory roofs: {roofs}. "
+        f"Roofline{': ' + title if title else ''}. Measured {peak_label} {peak_gflops:.1f} GFLOP/s; memory roofs: {roofs}. "
         f"{schedules}."
     )

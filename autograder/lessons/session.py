@@ -20,6 +20,17 @@ class Lab:
     threads: int
     gpu: str | None  # the CUDA device's name, or None where there is none
     l1_data_cache: int | None  # bytes of L1 data cache per core, from sysfs (None where unknown)
+    float_lanes: int = 4  # float32 lanes of the target's widest vector register (16 AVX-512, 8 AVX2, 4 SSE)
+    fma: bool = False  # whether the target has fused multiply-add (x86-64-v2, SSE only, has not)
+
+    def vector_words(self, pixels: int) -> str:
+        """How `pixels` float32 values fit this target's widest vector registers, in words (LLVM may
+        still choose narrower ones: the lessons' machine-code tables show which it used)."""
+        registers = -(-pixels // self.float_lanes)
+        shape = "one" if registers == 1 else str(registers)
+        how = "with fused multiply-adds" if self.fma else "with a multiply and a separate add each (this target has no FMA)"
+        return (f"{pixels} pixels fill {shape} of this target's widest vector registers ({self.float_lanes} float32 "
+                f"lanes each), {how}")
 
     def summary(self) -> str:
         gpu = self.gpu or "none (GPU cells compile CUDA source but do not run it)"
@@ -36,6 +47,7 @@ class Lab:
                 f"- host target: `{self.target}`",
                 f"- TVM threads used for timing: **{self.threads}**",
                 f"- L1 data cache per core: **{_kib(self.l1_data_cache)}**",
+                f"- vector registers: **{self.float_lanes} float32 lanes**, fused multiply-add: **{'yes' if self.fma else 'no'}**",
                 f"- CUDA GPU: **{gpu}**",
             ]
         )
@@ -93,11 +105,18 @@ def start() -> Lab:
             f"TVM is running {threads} threads: it was imported before TVM_NUM_THREADS=1 was set. "
             "Restart the kernel and run the notebook from the top."
         )
+    from tvm.target import codegen
+
+    from ..engine import peak
+
+    target = host_target()
     return Lab(
         tvm_version=tvm.__version__,
-        target=host_target(),
+        target=target,
         device=tvm.cpu(0),
         threads=threads,
         gpu=cuda_device_name(),
         l1_data_cache=l1_data_cache_bytes(),
+        float_lanes=peak.lanes(target),
+        fma="fma" in set(codegen.llvm_get_cpu_features(target)),
     )

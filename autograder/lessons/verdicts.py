@@ -105,22 +105,41 @@ def tiling(comparison, steps, builds: dict, target, journal: str = "journal", ta
     return Verdicts(f"What this run measured, on {cpu}", tuple(lines))
 
 
-def roofline(points, peak_gflops: float, bandwidths: dict, target=None) -> Verdicts:
-    """For each measured schedule: what the roofs allow at its intensity, and what it reached."""
+def _bound(intensity: float, peak: float, bandwidth: float) -> str:
+    return "compute" if bandwidth * intensity >= peak else "memory"
+
+
+def roofline(points, roofs, target=None) -> Verdicts:
+    """For each measured schedule: what each roof allows at its intensity, which roof binds (or
+    that the answer lies within this run's spread), and what share of the higher roof it reached.
+
+    `roofs` is a `roofline.Roofs`: the best of interleaved rounds, with the ranges the rounds saw."""
     cpu = _cpu(target)
+    peak, bandwidths = roofs.peak, roofs.bandwidths
     lines = []
+    far = []
     for point in points:
-        roofs = []
+        described, allowed_all = [], []
         for label, bandwidth in bandwidths.items():
-            allowed = min(peak_gflops, bandwidth * point.intensity)
-            bound = "compute" if allowed >= peak_gflops else "memory"
-            roofs.append(f"{allowed:.1f} GFLOP/s with {label} ({bound}-bound)")
-        best = min(peak_gflops, max(bandwidths.values()) * point.intensity)
-        lines.append(f"'{point.name}': {point.intensity:.1f} FLOP/byte; the roofs allow {'; '.join(roofs)}; "
-                     f"it reached {point.gflops:.1f} GFLOP/s, {100 * point.gflops / best:.0f}% of the higher roof.")
-    far = [p.name for p in points if p.gflops < 0.5 * min(peak_gflops, max(bandwidths.values()) * p.intensity)]
+            allowed = min(peak, bandwidth * point.intensity)
+            allowed_all.append(allowed)
+            low, high = roofs.bandwidth_ranges.get(label, (bandwidth, bandwidth))
+            kinds = {_bound(point.intensity, p, b) for p in roofs.peak_range + (peak,) for b in (low, high, bandwidth)}
+            bound = f"{kinds.pop()}-bound" if len(kinds) == 1 else "at the ridge: memory- or compute-bound within this run's spread"
+            described.append(f"{allowed:.1f} GFLOP/s with {label} ({bound})")
+        higher = max(allowed_all)
+        lines.append(f"'{point.name}': {point.intensity:.1f} FLOP/byte; the roofs allow {'; '.join(described)}; "
+                     f"it reached {point.gflops:.1f} GFLOP/s, {100 * point.gflops / higher:.0f}% of the higher roof "
+                     f"and {100 * point.gflops / min(allowed_all):.0f}% of the lower.")
+        if point.gflops < 0.5 * min(allowed_all):
+            far.append(point.name)
     if far:
         lines.append(f"Below half of every roof here: {', '.join(map(repr, far))}. Such a build is limited by neither the "
-                     "FMA units nor the memory bandwidth, but by its instruction stream: dependent chains, gathers, "
-                     "loop overhead.")
+                     "arithmetic units nor the memory bandwidth as measured, but by its instruction stream: dependent chains, "
+                     "gathers, loop overhead.")
+    else:
+        lines.append("No build here is below half of every roof: each reaches at least half of one of them.")
+    lines.append(f"The roofs are the best of {roofs.rounds} interleaved rounds ({roofs.peak_label}: "
+                 f"{roofs.peak_range[0]:.1f} to {roofs.peak_range[1]:.1f} GFLOP/s over the rounds). A busier machine "
+                 "gives lower roofs and higher percentages; compare builds with each other, within this run.")
     return Verdicts(f"The roofline's verdicts, on {cpu}", tuple(lines))

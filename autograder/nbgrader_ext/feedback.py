@@ -11,6 +11,10 @@ reads as a real 3. course/nbgrader_config.py puts these in instead:
                            says why a notebook refused as not a notebook scored 0 (not_graded)
     templates/feedback/    nbgrader's feedback page, except that pending cells read
                            "pending / 4" and the total says how many points are pending
+    FeedbackExporter       nbgrader's HTML exporter, except that its compiled templates are
+                           kept for the life of the process: nbgrader makes a new exporter for
+                           every submission, and compiling the page's templates again each time
+                           was about 40% of writing feedback (cProfile, 7 submissions)
     PendingAwareCsvExport  nbgrader's CSV export, except that a submission with pending
                            grades has empty raw_score and score and says so in `pending`
                            (and fields are quoted, so a name with a comma stays one field)
@@ -20,6 +24,8 @@ from __future__ import annotations
 import csv
 import os
 
+import jinja2
+from nbconvert.exporters import HTMLExporter
 from nbgrader.api import MissingEntry
 from nbgrader.plugins.export import CsvExportPlugin
 from nbgrader.preprocessors import GetGrades
@@ -38,6 +44,36 @@ def feedback_template_dirs() -> list[str]:
 
     nbgrader_templates = os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")
     return [TEMPLATES, nbgrader_templates]
+
+
+class _CompiledTemplates(jinja2.BytecodeCache):
+    """Jinja's compiled templates, in memory. Jinja keys each by the template's name and checks
+    its source's checksum on load, so an edited template is compiled afresh."""
+
+    def __init__(self) -> None:
+        self._compiled: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket) -> None:
+        if bucket.key in self._compiled:
+            bucket.bytecode_from_string(self._compiled[bucket.key])
+
+    def dump_bytecode(self, bucket) -> None:
+        self._compiled[bucket.key] = bucket.bytecode_to_string()
+
+    def clear(self) -> None:
+        self._compiled.clear()
+
+
+COMPILED_TEMPLATES = _CompiledTemplates()
+
+
+class FeedbackExporter(HTMLExporter):
+    """HTMLExporter whose Jinja environment shares one cache of compiled templates per process."""
+
+    def _create_environment(self):
+        environment = super()._create_environment()
+        environment.bytecode_cache = COMPILED_TEMPLATES
+        return environment
 
 
 def is_pending(grade) -> bool:

@@ -9,7 +9,11 @@ covers everything an executed lesson depends on that this package can know about
 - the notebook file's bytes;
 - the source of the `autograder` package that lessons import (every file under it except
   `autograder/site/`, which renders lessons but is never imported by them);
-- the versions of tvm-course, TVM, Python and the kernel name.
+- the versions of tvm-course, TVM, Python and the kernel name;
+- the CPU the lesson compiles for: `TVM_COURSE_MCPU`, or the notebook's own entry in
+  `TVM_COURSE_LESSON_MCPU` ("01-two-levels=haswell,02-tiling-trace=x86-64-v2"), which runs
+  that notebook's kernel with `TVM_COURSE_MCPU` set to it. The test suite uses it to run each
+  lesson under a different CPU once, and the site build of the same session reuses those runs.
 
 The kernel shows matplotlib's inline figures as "retina" PNGs (KERNEL_ARGUMENTS): twice the pixels
 of the size they are shown at, which their output metadata gives, so that they stay sharp on phones
@@ -41,8 +45,9 @@ KERNEL_NAME = "python3"
 # A lesson runs in 1-5 minutes in all; one cell that runs this long is stuck.
 CELL_TIMEOUT_S = 900
 CACHE_ENV = "TVM_COURSE_CACHE"
+MCPU_ENV, LESSON_MCPU_ENV = "TVM_COURSE_MCPU", "TVM_COURSE_LESSON_MCPU"
 # Bump when what is stored, or how it is keyed, changes.
-CACHE_FORMAT = "executed-notebook/v3"  # v2: the run's machine, date and TVM version; v3: retina figures
+CACHE_FORMAT = "executed-notebook/v4"  # v2: the run's machine, date and TVM version; v3: retina figures; v4: the CPU compiled for
 KERNEL_ARGUMENTS = ["--InlineBackend.figure_formats=retina"]
 # Package files that lessons never import: changing them must not re-execute lessons.
 _NOT_IMPORTED_BY_LESSONS = ("site",)
@@ -90,6 +95,15 @@ def package_source_digest(package_dir: str | Path | None = None) -> str:
     return digest.hexdigest()
 
 
+def lesson_mcpu(path: str | Path) -> str:
+    """The CPU `path` compiles for when executed here ('' for this machine's own)."""
+    for entry in os.environ.get(LESSON_MCPU_ENV, "").split(","):
+        stem, _, mcpu = entry.strip().partition("=")
+        if stem and stem == Path(path).stem:
+            return mcpu.strip()
+    return os.environ.get(MCPU_ENV, "")
+
+
 def cache_key(path: str | Path, kernel_name: str = KERNEL_NAME) -> str:
     """The hex key an executed copy of `path` is stored under."""
     parts = [
@@ -100,6 +114,7 @@ def cache_key(path: str | Path, kernel_name: str = KERNEL_NAME) -> str:
         f"apache-tvm {_version('apache-tvm')}",
         f"python {platform.python_version()} {platform.machine()}",
         f"kernel {kernel_name}",
+        f"mcpu {lesson_mcpu(path)}",
     ]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
@@ -153,8 +168,10 @@ def execute(path: str | Path, *, kernel_name: str = KERNEL_NAME, cell_timeout_s:
     client = NotebookClient(notebook, kernel_name=kernel_name, timeout=cell_timeout_s,
                             extra_arguments=list(KERNEL_ARGUMENTS),
                             resources={"metadata": {"path": str(path.resolve().parent)}})
+    mcpu = lesson_mcpu(path)
+    environment = {**os.environ, MCPU_ENV: mcpu} if mcpu else {k: v for k, v in os.environ.items() if k != MCPU_ENV}
     try:
-        client.execute()
+        client.execute(env=environment)
     except CellExecutionError as err:
         raise LessonExecutionError(f"{path}: a cell raised {err.ename}: {err.evalue}\n{err}") from None
     except CellTimeoutError:
@@ -167,7 +184,7 @@ def execute(path: str | Path, *, kernel_name: str = KERNEL_NAME, cell_timeout_s:
             f"Is the kernel installed? `make venv` installs it; `jupyter kernelspec list` shows what is there."
         ) from None
     notebook.metadata[METADATA_KEY] = {"executed_seconds": round(time.monotonic() - started, 3),
-                                       "kernel_name": kernel_name, **run_environment()}
+                                       "kernel_name": kernel_name, "mcpu": mcpu, **run_environment()}
     return notebook
 
 

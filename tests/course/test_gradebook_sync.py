@@ -107,3 +107,25 @@ def test_a_pending_score_stays_pending(main_db, tmp_path):
 def test_only_sqlite_gradebooks_are_accepted():
     with pytest.raises(ValueError, match="sqlite"):
         sqlite_path("postgresql://host/db")
+
+
+def test_shared_engines_keep_their_compiled_sql_and_merge_the_same(main_db, tmp_path):
+    """share_engines: one engine per gradebook file for nbgrader's many Gradebook opens (its SQL
+    compiled once), connections still closed by every Gradebook.close, the same rows merged."""
+    import nbgrader.api
+
+    from autograder.course.gradebook_sync import share_engines
+
+    share_engines()
+    share_engines()  # once is enough; twice changes nothing
+    with Gradebook(sqlite_url(main_db), COURSE_ID) as first:
+        engine = first.engine
+    assert engine.pool.checkedout() == 0
+    with Gradebook(sqlite_url(main_db), COURSE_ID) as second:
+        assert second.engine is engine
+    for attempt, speed in enumerate((1.0, 3.0)):  # the same worker file, copied again, as a retried job
+        worker = grade_in_copy(main_db, tmp_path, "ada", {"correctness": 4.0, "speed": speed}, name="same.db")
+        merge_submission(sqlite_url(main_db), sqlite_url(worker), "tiling", "ada", COURSE_ID)
+        assert scores(main_db, "ada")["speed"] == (speed, None, False)
+    assert rows(main_db, "grade") == 2
+    assert getattr(nbgrader.api.create_engine, "shared", False)

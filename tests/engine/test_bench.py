@@ -1,11 +1,15 @@
 """bench.py: statistics, interleaving order, ratios."""
 from __future__ import annotations
 
+import math
+import statistics
 import time
 
 import pytest
 
-from autograder.engine.bench import Measurements, Stats, measure_interleaved
+from autograder.engine.bench import (
+    BandDecision, BandRule, Measurements, Stats, _ever_excluded, binomial_cdf, interval_ranks, measure_interleaved,
+)
 
 
 def test_stats_of_a_sample():
@@ -43,24 +47,130 @@ def noisy(values):
     return lambda: next(values)
 
 
-def test_steady_ratios_stop_at_the_least_rounds():
-    measured = measure_interleaved({"y": steady(2.0), "c": steady(1.0)}, rounds=5, warmup=0,
-                                   max_rounds=40, settle=("y", "c"), target_cv=0.02)
-    assert len(measured.samples["c"]) == 5
+BANDS = (1.1, 1.25, 1.45)  # tile-fused-conv's edges
+RULE = BandRule(BANDS, least=10, most=45, confidence=0.99)
 
 
-def test_spread_out_ratios_get_more_rounds_up_to_the_most():
-    jitter = [1.0, 1.5] * 100
-    measured = measure_interleaved({"y": steady(2.0), "c": noisy(jitter)}, rounds=5, warmup=0,
-                                   max_rounds=12, settle=("y", "c"), target_cv=0.02)
-    assert len(measured.samples["c"]) == len(measured.samples["y"]) == 12
+def credit(median: float) -> int:
+    return sum(median >= edge for edge in BANDS)
+
+
+def test_steady_ratios_inside_one_band_stop_at_the_least_rounds():
+    measured = measure_interleaved({"y": steady(2.0), "c": steady(1.0)}, rounds=10, warmup=0,
+                                   max_rounds=45, settle=("y", "c"), rule=RULE)
+    assert len(measured.samples["c"]) == 10
+
+
+def test_ratios_that_straddle_an_edge_get_every_round_up_to_the_most():
+    jitter = [1.6, 1.9] * 100  # ratios 1.25 and 1.05: the 1.1x edge inside every interval
+    measured = measure_interleaved({"y": steady(2.0), "c": noisy(jitter)}, rounds=10, warmup=0,
+                                   max_rounds=30, settle=("y", "c"), rule=BandRule(BANDS, 10, 30))
+    assert len(measured.samples["c"]) == len(measured.samples["y"]) == 30
+
+
+def test_spread_out_ratios_inside_one_band_stop_early_however_spread():
+    jitter = [1.2, 1.35] * 100  # ratios 1.67 and 1.48: 10% apart, both above the 1.45x edge
+    measured = measure_interleaved({"y": steady(2.0), "c": noisy(jitter)}, rounds=10, warmup=0,
+                                   max_rounds=45, settle=("y", "c"), rule=RULE)
+    assert len(measured.samples["c"]) == 10
 
 
 def test_a_time_budget_ends_the_extra_rounds():
-    jitter = [1.0, 1.5] * 100
+    jitter = [1.6, 1.9] * 100
     measured = measure_interleaved({"y": steady(2.0), "c": noisy(jitter)}, rounds=5, warmup=0,
-                                   max_rounds=100, settle=("y", "c"), target_cv=0.02, budget_s=0.0)
+                                   max_rounds=100, settle=("y", "c"), rule=BandRule(BANDS, 5, 100), budget_s=0.0)
     assert len(measured.samples["c"]) == 5
+
+
+def all_sign_walks_excluded(ranks, most):
+    """The chance that some look's interval lies above the median, by listing every sequence of
+    rounds above/below it (each equally likely): the exact computation, done the long way."""
+    import itertools
+
+    hits = 0
+    for signs in itertools.product((0, 1), repeat=most):  # 1: that round fell below the median
+        below = 0
+        for n, sign in enumerate(signs, start=1):
+            below += sign
+            if below < ranks.get(n, 0):
+                hits += 1
+                break
+    return hits / 2 ** most
+
+
+def test_the_interval_schedule_holds_its_confidence_over_all_the_looks():
+    ranks = interval_ranks(6, 14, 0.9)
+    assert any(ranks.values())
+    assert all_sign_walks_excluded(ranks, 14) == pytest.approx(_ever_excluded(ranks, 14))
+    assert _ever_excluded(ranks, 14) <= 0.05
+    # a looser confidence widens no interval and narrows some: the bound is what sets them
+    looser = interval_ranks(6, 14, 0.8)
+    assert all(looser[n] >= ranks[n] for n in ranks) and looser != ranks
+    default = interval_ranks(10, 45, 0.99)
+    assert min(n for n, k in default.items() if k) == 10 and default[10] == 1  # 10 rounds: their min and max
+    assert _ever_excluded(default, 45) <= 0.005
+    assert binomial_cdf(10, 0) == pytest.approx(1 / 1024)
+
+
+def simulated(median: float, seed: int, spread: float = 0.05, rule: BandRule = RULE) -> BandDecision:
+    """One grading's rounds on a shared machine: a per-round ratio with log-normal noise of
+    `spread` and, one round in ten, a neighbour's burst that slows one of the two functions by up
+    to 30%; stopped by `rule` as the runner stops."""
+    import random
+
+    draw = random.Random(seed)
+    ratios: list[float] = []
+    while True:
+        ratio = median * math.exp(draw.gauss(0.0, spread))
+        if draw.random() < 0.1:
+            ratio *= draw.choice((1.0 / (1 + 0.3 * draw.random()), 1 + 0.3 * draw.random()))
+        ratios.append(ratio)
+        decision = rule.decide(ratios)
+        if decision.decided or len(ratios) >= rule.most:
+            return decision if decision.decided else BandDecision(len(ratios), decision.interval, False, rule.confidence), ratios
+
+
+@pytest.mark.parametrize("median, spread, rounds", [(0.3, 0.05, 10), (0.9, 0.05, 10), (1.7, 0.05, 10), (3.0, 0.1, 10),
+                                                   (1.18, 0.01, 14)])
+def test_far_from_every_edge_the_band_is_decided_early(median, spread, rounds):
+    """`rounds`: the median rounds used; the middle band (1.1-1.25x) is narrow, so a neighbour's
+    burst in the first ten rounds reaches past its edges and a few more rounds are needed."""
+    for seed in range(20):
+        decision, ratios = simulated(median, seed, spread)
+        assert decision.decided and credit(statistics.median(ratios)) == credit(median)
+    assert statistics.median(simulated(median, seed, spread)[0].rounds for seed in range(20)) <= rounds
+
+
+@pytest.mark.parametrize("edge", BANDS)
+@pytest.mark.parametrize("side", [-1, +1])
+def test_near_an_edge_two_gradings_agree_with_each_other_and_with_all_the_rounds(edge, side):
+    """4% from an edge (a schedule whose full-rounds spread is clear of it): every pair of
+    gradings gets the credit that all 45 rounds give, which is the median's own band."""
+    median = edge * (1 + side * 0.04)
+    full = BandRule(BANDS, 45, 45)
+    for seed in range(0, 60, 2):
+        first, ratios_1 = simulated(median, seed)
+        second, ratios_2 = simulated(median, seed + 1)
+        everything = simulated(median, seed, rule=full)[1]
+        assert credit(statistics.median(ratios_1)) == credit(statistics.median(ratios_2)) == credit(median)
+        assert credit(statistics.median(everything)) == credit(median)
+
+
+@pytest.mark.parametrize("edge", BANDS)
+def test_at_an_edge_the_rounds_go_on_to_the_most(edge):
+    """A median on the edge itself: its interval straddles it, so early stops (each a chance
+    for a credit the full rounds might not give) stay within the rule's 1%, both sides."""
+    runs = [simulated(edge, seed)[0] for seed in range(400)]
+    early = [d for d in runs if d.decided]
+    assert len(early) <= 0.02 * len(runs)
+    assert statistics.median(d.rounds for d in runs) == 45
+
+
+def test_decisions_are_reported_with_their_interval():
+    decision = RULE.decide([1.5 + 0.01 * i for i in range(10)])
+    assert decision.as_dict() == {"rounds": 10, "interval": [1.5, 1.59], "decided": True, "confidence": 0.99}
+    assert RULE.decide([1.5] * 9).interval is None  # too few rounds for a 99% interval
+    assert not RULE.decide([1.2, 1.3] * 5).decided  # 1.25x lies between them
 
 
 def test_speedup_is_the_median_of_per_round_ratios():

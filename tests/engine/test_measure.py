@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import os
+import statistics
 
 import numpy as np
 import pytest
@@ -33,8 +34,8 @@ def unscheduled_library(tmp_path_factory):
     return path.read_bytes()
 
 
-def runner_with(baseline: bytes, candidate: bytes) -> LocalRunner:
-    runner = LocalRunner(PROBLEM, CONFIG)
+def runner_with(baseline: bytes, candidate: bytes, problem=PROBLEM, config=CONFIG) -> LocalRunner:
+    runner = LocalRunner(problem, config)
     for name, data in (("baseline.so", baseline), ("yardstick.so", baseline), ("candidate.so", candidate)):
         with open(runner.library_path(name), "wb") as handle:
             handle.write(data)
@@ -82,6 +83,34 @@ def test_a_baseline_the_runner_cannot_run_is_the_graders_failure(unscheduled_lib
             runner.run(60)
     finally:
         runner.close()
+
+
+def test_the_runner_stops_once_the_band_is_decided_and_goes_on_where_it_straddles(unscheduled_library):
+    """The same library as yardstick and candidate runs at 1.0x the yardstick: far from an edge at
+    5x, two gradings each stop at the least rounds with the same credit; with an edge put at 1.0x
+    (a band shifted onto the speed itself) the interval straddles it and every round is taken."""
+    import dataclasses
+
+    from autograder.engine.bench import Measurements
+    from autograder.engine.measure import band_rule
+    from autograder.problems.base import SpeedBand
+
+    config = dataclasses.replace(CONFIG, timing_rounds=10, max_timing_rounds=14, min_repeat_ms=5.0)
+    far = dataclasses.replace(PROBLEM, speed_bands=(SpeedBand(5.0, 1.0),))
+    on_the_edge = dataclasses.replace(PROBLEM, speed_bands=(SpeedBand(1.0, 1.0),))
+    rounds = {}
+    for label, problem in (("far, first", far), ("far, again", far), ("on the edge", on_the_edge)):
+        runner = runner_with(unscheduled_library, unscheduled_library, problem, config)
+        try:
+            runner.run(60)
+            samples = runner.time(60)
+        finally:
+            runner.close()
+        ratios = Measurements(samples).ratios("yardstick", "candidate")
+        decision = band_rule(problem, config).decide(ratios)
+        rounds[label] = (len(ratios), decision.decided, problem.speed_credit(statistics.median(ratios)))
+    assert rounds["far, first"] == rounds["far, again"] == (10, True, 0.0), rounds
+    assert rounds["on the edge"][:2] == (14, False), rounds
 
 
 def test_the_runners_directory_is_removed_afterwards(unscheduled_library):

@@ -59,3 +59,16 @@ def test_implausible_speedups_are_flagged_for_review():
     result = score(speedup=80.0)
     assert result.review and "implausible" in result.messages[-1]
     assert not score(speedup=2.0).review
+
+
+def test_the_speed_check_says_how_many_rounds_decided_the_band():
+    grading = _Grading(get_problem("tile-fused-conv"), GraderConfig(seed=1), {"student": None})
+    checks = [Check("correctness", True, ""), Check("fusion", True, "")]
+    decided = dict(spread(1.6), n=10, rounds=10, interval=[1.55, 1.66], decided=True, confidence=0.99)
+    report = {"correct": True, "speedup": spread(2.0), "vs_yardstick": decided, "gflops": {}}
+    message = grading.score(report, checks, [], "").check("speed").message
+    assert "median of 10 interleaved rounds" in message and "99% interval 1.55-1.66x, inside one band: decided after 10 rounds" in message
+    straddles = dict(decided, n=45, rounds=45, interval=[1.4, 1.5], decided=False, median=1.46)
+    result = grading.score(dict(report, vs_yardstick=straddles), [Check("correctness", True, ""), Check("fusion", True, "")], [], "")
+    assert "99% interval 1.40-1.50x straddles a band edge: the median of all 45 rounds decides" in result.check("speed").message
+    assert result.credit["speed"] == 0.3 and result.yardstick_spread["rounds"] == 45

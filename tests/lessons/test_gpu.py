@@ -2,7 +2,7 @@ import pytest
 
 import solutions
 
-from autograder.lessons import gpu, schedules
+from autograder.lessons import exercises, gpu, schedules
 from autograder.lessons.workload_data import WorkloadData
 
 from .conftest import classifier_head
@@ -176,7 +176,7 @@ def bind_pixels(threads: int, T_add_at_thread: bool = True, scope: str | None = 
 
 @pytest.mark.slow
 def test_exercise_7_accepts_a_right_binding_run_on_the_opencl_device(fused_func):
-    feedback = gpu.gpu_binding_exercise(fused_func, bind_pixels(128))
+    feedback = exercises.gpu_binding(fused_func, bind_pixels(128))
     assert feedback.passed, str(feedback)
     assert "128 threads in each of" in str(feedback) and "max abs error" in str(feedback)
 
@@ -185,21 +185,21 @@ def test_exercise_7_names_what_is_missing(fused_func):
     def nothing_yet(sch):
         sch.get_loops(sch.get_sblock("conv2d_nchw"))
 
-    assert gpu.gpu_binding_exercise(fused_func, nothing_yet).status == "no answer yet"
-    feedback = gpu.gpu_binding_exercise(fused_func, bind_pixels(256))
+    assert exercises.gpu_binding(fused_func, nothing_yet).status == "no answer yet"
+    feedback = exercises.gpu_binding(fused_func, bind_pixels(256))
     assert not feedback.passed and "asks for 128 threads per block" in str(feedback)
 
     def raises(sch):
         sch.get_sblock("no_such_block")
 
-    assert "your schedule raised" in str(gpu.gpu_binding_exercise(fused_func, raises))
+    assert "your schedule raised" in str(exercises.gpu_binding(fused_func, raises))
 
 
 @pytest.mark.slow
 def test_exercise_7_refuses_kernels_that_go_wrong_when_run(fused_func):
     # T_add and ReLU at the block loop, the conv's sums in each thread's own registers (a whole
     # block's worth per thread): it binds and compiles, and its kernels go wrong when they run.
-    feedback = gpu.gpu_binding_exercise(fused_func, bind_pixels(128, T_add_at_thread=False, scope="local"))
+    feedback = exercises.gpu_binding(fused_func, bind_pixels(128, T_add_at_thread=False, scope="local"))
     assert not feedback.passed and "its kernels failed on the OpenCL device (crashed)" in str(feedback), str(feedback)
 
 

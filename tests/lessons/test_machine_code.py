@@ -1,3 +1,5 @@
+import pytest
+
 from autograder.lessons import machine_code, schedules
 
 ASSEMBLY = """
@@ -18,10 +20,31 @@ def test_mnemonics_are_counted_from_instruction_lines_only():
     counts = machine_code.count_mnemonics(ASSEMBLY)
     assert counts == {"vfmadd231ps": 2, "vfmadd132ss": 1, "vgatherqps": 1, "vmovups": 1, "addq": 1}
     classes = machine_code.classify(counts)
-    assert classes["fused multiply-adds on vectors (vfmadd...ps)"] == 2
-    assert classes["fused multiply-adds on single floats (vfmadd...ss)"] == 1
-    assert classes["gathers and scatters"] == 1
-    assert classes["vector loads and stores"] == 1
+    assert classes[machine_code.FMA_CLASS] == 2
+    assert classes["arithmetic on single floats (...ss)"] == 1
+    assert classes[machine_code.GATHER_CLASS] == 1
+    assert classes["vector loads and stores (movups, movaps)"] == 1
+    widths = machine_code.count_registers(ASSEMBLY)
+    assert widths == {"zmm": 4}  # the two FMAs, the gather (its widest operand), the store
+
+
+SSE = """
+main:
+	movups	(%rdi), %xmm0
+	mulps	%xmm1, %xmm0
+	addps	%xmm0, %xmm2
+	maxps	%xmm3, %xmm2
+	movaps	%xmm2, (%rsi)
+"""
+
+
+def test_sse_code_is_counted_and_named():
+    counts = machine_code.classify(machine_code.count_mnemonics(SSE))
+    assert counts[machine_code.SEPARATE_CLASS] == 2 and counts[machine_code.FMA_CLASS] == 0
+    assert counts["vector loads and stores (movups, movaps)"] == 2
+    widths = machine_code.count_registers(SSE)
+    profile = {**counts, **{label: widths[w] for label, w in machine_code.REGISTER_CLASSES.items()}}
+    assert machine_code.instruction_set(profile) == "SSE"
 
 
 def test_journal_tiles_are_vectorised_with_gathers_and_the_fix_removes_them(lab, fused_func):
@@ -33,10 +56,30 @@ def test_journal_tiles_are_vectorised_with_gathers_and_the_fix_removes_them(lab,
             ("fixed", schedules.journal_with_vectorized_tail),
         )
     }
-    gathers = {name: machine_code.classify(machine_code.instruction_counts(e))["gathers and scatters"] for name, e in builds.items()}
+    gathers = {name: machine_code.classify(machine_code.instruction_counts(e))[machine_code.GATHER_CLASS] for name, e in builds.items()}
     assert gathers["unscheduled"] == 0 and gathers["fixed"] == 0
     table = machine_code.class_table(builds)
     assert table.columns[1:] == ("unscheduled", "journal", "fixed")
+    assert table.rows[-1][0] == "vector instruction set of the code"
+
+
+@pytest.mark.parametrize("mcpu,isa,nothing", [
+    ("x86-64-v2", "SSE", "fused multiply-adds on vectors"),
+    ("haswell", "AVX2", "vector float instructions on 512-bit zmm registers"),
+])
+def test_each_instruction_set_is_counted_and_the_zeros_are_named(fused_func, mcpu, isa, nothing):
+    from tvm.target import codegen
+
+    from autograder.engine.cpus import cpu_target
+
+    host = cpu_target(None)
+    if not machine_code.is_x86(machine_code.target_architecture(host)) or (
+            mcpu == "haswell" and "avx2" not in codegen.llvm_get_cpu_features(host)):
+        pytest.skip(f"this host cannot run {mcpu} code")
+    target = cpu_target(mcpu)
+    table = machine_code.class_table({"unscheduled": schedules.compile_schedule(fused_func, None, target)}, "", target)
+    assert table.rows[-1] == ("vector instruction set of the code", isa)
+    assert table.note.startswith("Counted nothing in any build here: ") and nothing in table.note
 
 
 def test_the_architecture_comes_from_the_target_triple_else_this_machine():
@@ -65,9 +108,11 @@ def test_on_a_cpu_that_is_not_x86_the_table_says_its_counts_mean_nothing():
     assert machine_code.non_x86_note("x86_64") == ""
 
 
-def test_the_host_table_has_a_note_exactly_when_the_host_is_not_x86(lab, fused_func):
+def test_the_host_table_says_when_it_counts_nothing_here(lab, fused_func):
     build = {"unscheduled": schedules.compile_schedule(fused_func, None, lab.target)}
     table = machine_code.class_table(build, "", lab.target)
-    assert bool(table.note) == (not machine_code.is_x86(machine_code.target_architecture(lab.target)))
-    if not table.note:
-        assert int(table.rows[-1][1]) > 0  # vector loads and stores: x86 code has them
+    if not machine_code.is_x86(machine_code.target_architecture(lab.target)):
+        assert table.note.startswith("Note: this code is for ")
+    else:
+        assert not table.note or table.note.startswith("Counted nothing in any build here: ")
+        assert int(table.column("unscheduled")[list(machine_code.INSTRUCTION_CLASSES).index("vector loads and stores (movups, movaps)")]) > 0

@@ -27,3 +27,22 @@ def test_stream_kernel_copies(lab):
     b = tvm.runtime.empty((64,), "float32", lab.device)
     module["main"](a, b)
     assert np.allclose(b.numpy(), np.arange(64) * 1.0001)
+
+
+def test_the_roofs_are_the_best_of_interleaved_rounds(lab):
+    roofs = roofline.measure_roofs(lab.target, lab.device, {"1 MiB": 1 << 20}, rounds=3)
+    assert roofs.rounds == 3 and roofs.peak == roofs.peak_range[1] >= roofs.peak_range[0] > 0
+    assert roofs.bandwidths["1 MiB"] == roofs.bandwidth_ranges["1 MiB"][1] > 0
+    assert roofs.peak_label == roofline.peak_label(lab.target)
+    assert "This core's roofs, measured now in 3 interleaved rounds" in roofs._repr_markdown_()
+
+
+def test_the_peak_says_what_it_measures():
+    from autograder.engine.cpus import cpu_target
+    from autograder.lessons import machine_code
+
+    if not machine_code.is_x86(machine_code.target_architecture(cpu_target(None))):
+        import pytest
+
+        pytest.skip("x86 targets only")
+    assert roofline.peak_label(cpu_target("x86-64-v2")).startswith("multiply + add peak (no FMA")

@@ -120,3 +120,20 @@ def test_cpu_model_reads_linux_cpuinfo(tmp_path):
     cpuinfo.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9654 96-Core Processor\n")
     assert executed.cpu_model(cpuinfo) == "AMD EPYC 9654 96-Core Processor"
     assert executed.cpu_model(tmp_path / "absent")  # falls back to lscpu or Python, never empty
+
+
+def test_key_follows_the_cpu_the_lesson_compiles_for(monkeypatch, tmp_path):
+    from autograder.site.executed import lesson_mcpu
+
+    path = _notebook(tmp_path / "02-tiling-trace.ipynb", "print(1)")
+    monkeypatch.delenv("TVM_COURSE_MCPU", raising=False)
+    monkeypatch.delenv("TVM_COURSE_LESSON_MCPU", raising=False)
+    own = cache_key(path)
+    monkeypatch.setenv("TVM_COURSE_MCPU", "haswell")
+    assert lesson_mcpu(path) == "haswell" and cache_key(path) != own
+    monkeypatch.setenv("TVM_COURSE_LESSON_MCPU", "01-two-levels=skylake-avx512, 02-tiling-trace=x86-64-v2")
+    assert lesson_mcpu(path) == "x86-64-v2" and lesson_mcpu(tmp_path / "01-two-levels.ipynb") == "skylake-avx512"
+    assert lesson_mcpu(tmp_path / "other.ipynb") == "haswell"  # no entry of its own: TVM_COURSE_MCPU
+    pinned = cache_key(path)
+    monkeypatch.setenv("TVM_COURSE_MCPU", "znver3")
+    assert cache_key(path) == pinned != own  # its own entry wins over TVM_COURSE_MCPU
