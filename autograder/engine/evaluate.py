@@ -161,7 +161,7 @@ class Evaluation:
         from .runners import gpu_present
 
         on_opencl = self.problem.target == "cuda" and not self.config.rpc_tracker and not gpu_present()
-        started = self._start_opencl(trace) if on_opencl else None  # its kernels build there while CUDA compiles here
+        started = self._start_opencl(trace, schedule.mod) if on_opencl else None  # its kernels build there while CUDA compiles here
         try:
             candidate = self.tvm.compile(schedule.mod, target=self.target)
         except Exception as error:
@@ -194,7 +194,7 @@ class Evaluation:
 
     PENDING_SPEED = "speed needs a GPU: graded on a GPU host or through --rpc"
 
-    def _start_opencl(self, trace):
+    def _start_opencl(self, trace, scheduled_mod):
         """No GPU: lower the candidate for OpenCL and hand it to the runner (opencl.py), which
         builds and runs it while this process compiles for CUDA. Returns (candidate program,
         yardstick program), or the reason the kernels cannot run there (a lowering the runner
@@ -203,8 +203,11 @@ class Evaluation:
         from .replay import replay
 
         try:
-            program = opencl.build_program(replay(self.func, opencl.shared_scope_for_opencl(trace), "cuda").mod, self.target.host)
-            opencl.check_same_launches(program, replay(self.func, trace, "cuda").mod, self.target)
+            for_opencl = opencl.shared_scope_for_opencl(trace)
+            # Replayed again only where a scope changed: otherwise the module already replayed serves
+            program = opencl.build_program(scheduled_mod if for_opencl == trace else replay(self.func, for_opencl, "cuda").mod,
+                                           self.target.host)
+            opencl.check_same_launches(program, scheduled_mod, self.target)
             yardstick = self.opencl_yardstick or opencl.build_program(yardstick_module(self.problem, self.target), self.target.host)
         except opencl.NotRunnable as error:
             return f"no GPU here, and the kernels cannot run on the OpenCL device ({error})"

@@ -107,11 +107,19 @@ def result_bytes(shape) -> int:
 
 def read_result(path: str, shape) -> list[np.ndarray]:
     """The runner's file, read as data: exactly the expected size, or RunnerFailed."""
+    return read_results(path, shape, 1)[0]
+
+
+def read_results(path: str, shape, runs: int) -> list[list[np.ndarray]]:
+    """A file of `runs` results one after another ([output, x, w, b] each), read as data:
+    exactly the expected size, or RunnerFailed."""
+    one = result_bytes(shape)
     size = os.stat(path).st_size
-    if size != result_bytes(shape):
-        raise RunnerFailed(f"the run left {size} bytes of results where {result_bytes(shape)} were expected", "error")
+    if size != runs * one:
+        raise RunnerFailed(f"the run left {size} bytes of results where {runs * one} were expected", "error")
     flat = np.fromfile(path, dtype=np.float32)
-    return [flat[offset : offset + math.prod(dims)].reshape(dims) for dims, offset in result_layout(shape)]
+    return [[flat[base + offset : base + offset + math.prod(dims)].reshape(dims) for dims, offset in result_layout(shape)]
+            for base in range(0, runs * one // 4, one // 4)]
 
 
 def check_timings(message: dict | None, config, peak: bool = False) -> dict[str, list[float]]:

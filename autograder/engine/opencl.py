@@ -21,6 +21,8 @@ import math
 import os
 from dataclasses import asdict, dataclass
 
+from .opencl_runner import RUNS  # the result file's order, shared with the runner (which has no TVM)
+
 # The CUDA limits every GPU since Kepler has (the default `opencl` target allows 256 threads and
 # 16 KiB of shared memory with a warp of 1, which would lower the same schedule differently).
 CUDA_LIMITS = {"max_num_threads": 1024, "max_threads_per_block": 1024,
@@ -171,12 +173,12 @@ def _host_plan(host_main, scheduled) -> tuple[list[Launch], list[Buffer]]:
             return  # a view the host declares of a parameter under another name: not passed
         if scratch:
             name = _fresh(name, buffers)
-        buffers.setdefault(name, Buffer(name, str(buf.dtype), elements, param_names.get(buf.name, "scratch") if not scratch else "scratch"))
+        buffers.setdefault(name, Buffer(name, str(buf.dtype), elements, "scratch" if scratch else param_names[name]))
         data_of.append((buf.data, name))
 
     def buffer_named(expr) -> str | None:
         for data, name in reversed(data_of):
-            if data.same_as(expr) or tvm_equal(data, expr):
+            if _same_expr(data, expr):
                 return name
         return None
 
@@ -201,7 +203,7 @@ def _host_plan(host_main, scheduled) -> tuple[list[Launch], list[Buffer]]:
                 visit(stmt.body, env)
         elif kind == "For":
             start, extent = _evaluate(stmt.min, env), _evaluate(stmt.extent, env)
-            if extent * max(1, len(launches) or 1) > MAX_LAUNCHES * 4:
+            if extent * max(1, len(launches)) > MAX_LAUNCHES * 4:
                 raise NotRunnable(f"a host loop of {extent} iterations launches kernels")
             for i in range(start, start + extent):
                 visit(stmt.body, {**env, stmt.loop_var: i})
@@ -226,14 +228,6 @@ def _host_plan(host_main, scheduled) -> tuple[list[Launch], list[Buffer]]:
         else:
             raise NotRunnable(f"host statement {kind}")
 
-    def tvm_equal(a, b) -> bool:
-        from tvm_ffi import structural_equal
-
-        try:
-            return bool(structural_equal(a, b))
-        except Exception:
-            return False
-
     visit(_compute_scope(host_main.body) or host_main.body, {})
     if not launches:
         raise NotRunnable("the host function launches no kernel")
@@ -241,6 +235,19 @@ def _host_plan(host_main, scheduled) -> tuple[list[Launch], list[Buffer]]:
     if not {"x", "w", "b", "output"} <= roles:
         raise NotRunnable("the launches do not name all four of the function's tensors")
     return launches, list(buffers.values())
+
+
+def _same_expr(a, b) -> bool:
+    """The same TIR expression: one object, or structurally equal (a parameter's data pointer is
+    an expression the host declares anew for each view of it)."""
+    from tvm_ffi import structural_equal
+
+    if a.same_as(b):
+        return True
+    try:
+        return bool(structural_equal(a, b))
+    except Exception:  # expressions of kinds it cannot compare
+        return False
 
 
 def _compute_scope(stmt):
@@ -488,11 +495,12 @@ class OpenCLRunner:
     early so that PoCL starts while the evaluator compiles; handed programs to build and run."""
 
     def __init__(self, shape, config, scratch: str | None = None, env: dict[str, str] | None = None):
+        from .measure import result_bytes
         from .opencl_runner import RESULT_FILE, environment
         from .sandbox import Child
 
         self.shape, self.config = shape, config
-        self.run_bytes = _result_bytes(shape)
+        self.run_bytes = result_bytes(shape)
         self.child = Child("autograder.engine.opencl_runner", [], untrusted=True, scratch=scratch)
         self.child.args = [str(len(RUNS) * self.run_bytes)]
         self.child.env.update({**environment(self.child.workdir), **(env or {})})
@@ -562,28 +570,8 @@ class OpenCLRunner:
         self.child.close()
 
 
-RUNS = ("yardstick", "candidate", "candidate-reversed")
-
-
-def _result_bytes(shape) -> int:
-    from .measure import result_bytes
-
-    return result_bytes(shape)
-
-
 def _read_runs(path: str, shape) -> dict[str, list]:
     """The runner's file, read as data: exactly three runs' [output, x, w, b], or RunnerFailed."""
-    import numpy as np
+    from .measure import read_results
 
-    from .measure import RunnerFailed, result_layout
-
-    one = _result_bytes(shape)
-    size = os.stat(path).st_size
-    if size != len(RUNS) * one:
-        raise RunnerFailed(f"the run left {size} bytes of results where {len(RUNS) * one} were expected", "error")
-    flat = np.fromfile(path, dtype=np.float32)
-    runs = {}
-    for i, run in enumerate(RUNS):
-        base = i * one // 4
-        runs[run] = [flat[base + offset: base + offset + math.prod(dims)].reshape(dims) for dims, offset in result_layout(shape)]
-    return runs
+    return dict(zip(RUNS, read_results(path, shape, len(RUNS))))
