@@ -51,3 +51,18 @@ def fast_config():
     from autograder.engine.config import GraderConfig
 
     return GraderConfig(timing_rounds=5, min_repeat_ms=5.0, student_timeout_s=3.0)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One real headless Chromium for the whole run, shared by the site's and the hub's browser
+    tests: Playwright's sync API runs one instance a process (a second, opened while the first
+    lives, fails). Skips saying why where Chromium or Playwright is missing."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "site"))
+    from site_test_course import launched_chromium
+
+    yield from launched_chromium()
+

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "site"))
-from site_test_course import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from site_test_course import CHROMIUM  # noqa: E402
 
 ENV_CACHE = Path("/var/tmp/tvm-course-hub-env")
 STUDENTS = ["hubt-ada", "hubt-ben"]
@@ -79,13 +79,3 @@ def hub():
         shutil.rmtree(state, ignore_errors=True)
         assert not left, f"still running after the hub stopped: {left}"
 
-
-@pytest.fixture(scope="package")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed (pip install -e '.[test]')")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()

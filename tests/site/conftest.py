@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from site_test_course import CHROMIUM, CHROMIUM_ARGS, write_tiny_course
+from site_test_course import write_tiny_course
 
 
 @pytest.fixture(scope="session")
@@ -45,21 +45,6 @@ def tiny_site(tmp_path_factory, tiny_course, session_cache) -> Path:
         report = build_site(tmp_path_factory.mktemp("tiny-site") / "site", tiny_course)
     return report.out
 
-
-@pytest.fixture(scope="session")
-def browser():
-    """A real headless Chromium (Debian's package) under Playwright; skips with the reason when absent."""
-    if not CHROMIUM.is_file():
-        pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's package (apt-get install chromium); "
-                    ".ci/run installs it in CI")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed "
-                                   "(pip install -e '.[test]')")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 class PageErrors(list):

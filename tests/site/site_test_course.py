@@ -15,6 +15,24 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 REPO = Path(__file__).resolve().parents[2]
 
+
+def launched_chromium():
+    """Debian's Chromium, headless under Playwright, for a fixture to `yield from` (the site's
+    and the hub's browser tests); skips saying why where either is missing."""
+    import pytest
+
+    if not CHROMIUM.is_file():
+        pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's package (apt-get install chromium); "
+                    ".ci/run installs it in CI")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed "
+                                   "(pip install -e '.[test]')")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
 TINY_NOTEBOOK_CELLS = [
     ("markdown", "# A tiny lesson\n\nIt prints, plots and shows a table.\n\n| kind | count |\n|---|---|\n| tiles | 196 |"),
     ("code", "print('tiles per axis:', 224 // 16)"),
