@@ -129,12 +129,19 @@ def _worker_main(connection, setup: WorkerSetup) -> None:
         shared_server()  # TVM imported once, now, for every submission this worker grades
     try:  # the preflight, now: not on the clock of the first submission this worker grades
         from ..engine.preflight import GraderUnusable, preflight
+        from ..engine.priority import to_background
         from ..nbgrader_ext.preprocessors import TrustedGrader
 
-        preflight(TrustedGrader(config=load_course_config(setup.course_root, grader_settings=setup.grader_settings)).grader_config())
+        grader = TrustedGrader(config=load_course_config(setup.course_root, grader_settings=setup.grader_settings)).grader_config()
+        preflight(grader)
     except (GraderUnusable, ValueError) as error:
         connection.send(WorkerFailed(str(error)))
         return
+
+    # The workers' own work (nbgrader's steps, feedback, the gradebook) steps back behind every
+    # timing in the class run; the fork server was started first, so the runners it leads to
+    # keep the normal priority (engine/priority.py).
+    to_background(grader.background_nice)
 
     def api_for(gradebook: Path):
         config = load_course_config(setup.course_root, cell_timeout=setup.cell_timeout, grader_settings=setup.grader_settings)

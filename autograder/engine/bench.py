@@ -78,7 +78,8 @@ class Measurements:
         return Stats.of(self.samples[name])
 
     def ratios(self, baseline: str, candidate: str) -> list[float]:
-        """Per-round speedups of `candidate` over `baseline` (above 1 means faster)."""
+        """Per-round speedups of `candidate` over `baseline` (above 1 means faster), over the
+        rounds that timed both (a function timed in the first rounds only: those)."""
         return [b / c for b, c in zip(self.samples[baseline], self.samples[candidate])]
 
     def speedup(self, baseline: str, candidate: str) -> Stats:
@@ -205,14 +206,18 @@ def measure_interleaved(
     settle: tuple[str, str] | None = None,
     rule: BandRule | None = None,
     budget_s: float = float("inf"),
+    first_rounds_only: Mapping[str, int] | None = None,
 ) -> Measurements:
     """Time each function once per round, rotating which goes first each round.
 
     At least `rounds` rounds; with `settle=(yardstick, candidate)` and a `rule`, more (up to
     `max_rounds`, within `budget_s` seconds) until the rule says the per-round ratios of that
     pair (yardstick time over candidate time: the candidate's speed) decide the credit.
+    A function named in `first_rounds_only` (name -> N) is timed in the first N rounds only:
+    its ratios to another (`Measurements.ratios`) pair those rounds, one for one.
     """
     names = list(timers)
+    first_rounds_only = dict(first_rounds_only or {})
     for _ in range(warmup):
         for name in names:
             timers[name]()
@@ -221,8 +226,9 @@ def measure_interleaved(
     limit = max(rounds, max_rounds or rounds)
     round_index = 0
     while round_index < limit:
-        shift = round_index % len(names)
-        for name in names[shift:] + names[:shift]:
+        timed = [name for name in names if round_index < first_rounds_only.get(name, limit)]
+        shift = round_index % len(timed)
+        for name in timed[shift:] + timed[:shift]:
             samples[name].append(timers[name]())
         round_index += 1
         if round_index >= rounds and (

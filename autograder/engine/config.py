@@ -31,6 +31,10 @@ class GraderConfig:
     timing_rounds: int = _setting(
         10, "Interleaved baseline/yardstick/candidate rounds at least; the speed is the median of per-round ratios."
     )
+    baseline_rounds: int = _setting(
+        5, "Rounds (the first ones) that time the baseline as well: its speedup is reported, and flagged "
+        "when implausible, but gives no credit; the yardstick and the candidate are timed in every round."
+    )
     min_repeat_ms: float = _setting(
         15.0, "Each timing sample runs the function back to back a fixed number of times, enough to last this long."
     )
@@ -51,6 +55,11 @@ class GraderConfig:
         True, "Fork the student's and the evaluator's processes from a fork server that has imported TVM "
         "once (engine/forkserver.py), instead of starting a new interpreter for each grading."
     )
+    background_nice: int = _setting(
+        19, "Nice value of everything a grading runs besides its timing (the student's code, compiling, "
+        "nbgrader's steps in a class run's workers), so that on a busy machine timings are not shared "
+        "with them (engine/priority.py); 0 runs them all at normal priority."
+    )
     measure_speed: bool = _setting(True, "Time the schedule against the baseline (speed credit).")
     mcpu: str | None = _setting(
         None, "LLVM CPU to compile for (e.g. haswell, znver3): the baseline, yardstick and candidate alike; "
@@ -64,14 +73,18 @@ class GraderConfig:
 
     def __post_init__(self) -> None:
         positive = ("student_timeout_s", "student_memory_mb", "evaluate_timeout_s", "evaluate_memory_mb",
-                    "output_tail_chars", "threads", "timing_rounds", "min_repeat_ms", "max_timing_rounds",
+                    "output_tail_chars", "threads", "timing_rounds", "baseline_rounds", "min_repeat_ms", "max_timing_rounds",
                     "band_confidence", "timing_budget_s")
         for name in positive:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"setting {name} must be a positive number, got {value!r}")
+        if not isinstance(self.baseline_rounds, int):
+            raise ValueError(f"setting baseline_rounds must be a whole number of rounds, got {self.baseline_rounds!r}")
         if not self.band_confidence < 1:
             raise ValueError(f"setting band_confidence must be below 1, got {self.band_confidence!r}")
+        if not isinstance(self.background_nice, int) or isinstance(self.background_nice, bool) or not 0 <= self.background_nice <= 19:
+            raise ValueError(f"setting background_nice must be an integer from 0 to 19, got {self.background_nice!r}")
         if self.seed is not None and (not isinstance(self.seed, int) or self.seed < 0):
             raise ValueError(f"setting seed must be a non-negative integer or None, got {self.seed!r}")
 

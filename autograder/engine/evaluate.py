@@ -27,6 +27,7 @@ from .cpus import UnknownCPU, cpu_name, cpu_target
 from .measure import (INPUT_NAMES, InfrastructureError, LocalRunner, RunnerFailed, band_rule, check_timings, gpu_device_nodes,
                       run_once, time_rounds)
 from .opencl import OpenCLRunner
+from .priority import to_background
 
 
 class Timer:
@@ -397,6 +398,9 @@ def main(argv: list[str]) -> None:
         runner = OpenCLRunner(problem.shape, config)  # no GPU can be here: PoCL starts while we compile
     else:
         runner = LocalRunner(problem, config)
+    # The runner is forked and keeps this priority for its timing; compiling and checking from
+    # here on step back behind every timing on the machine (its session stays the runner's).
+    to_background(config.background_nice, session=False)
     evaluation = None
     try:
         evaluation = Evaluation(problem, config, timer, runner)

@@ -76,6 +76,7 @@ def time_rounds(session, modules: dict, problem, inputs, config) -> dict[str, li
     return measure_interleaved(
         timers, rounds=config.timing_rounds, max_rounds=config.max_timing_rounds, settle=("yardstick", "candidate"),
         rule=band_rule(problem, config), budget_s=config.timing_budget_s,
+        first_rounds_only={"baseline": config.baseline_rounds},
     ).samples
 
 
@@ -123,17 +124,20 @@ def read_results(path: str, shape, runs: int) -> list[list[np.ndarray]]:
 
 
 def check_timings(message: dict | None, config, peak: bool = False) -> dict[str, list[float]]:
-    """Timings from the runner, accepted only as finite, positive seconds, as many for each
-    function, between the configured least and most rounds (and one for the peak kernel)."""
+    """Timings from the runner, accepted only as finite, positive seconds: as many for the
+    yardstick as for the candidate, between the configured least and most rounds; for the
+    baseline, those of the first `baseline_rounds` of them (and one for the peak kernel)."""
     message = message or {}
-    rounds = range(config.timing_rounds, max(config.timing_rounds, config.max_timing_rounds) + 1)
-    expected = {name: rounds for name in TIMED} | ({"peak": range(1, 2)} if peak else {})
-    samples = {name: message.get(name) for name in expected}
+    samples = {name: message.get(name) for name in TIMED + (("peak",) if peak else ())}
+    candidate = samples["candidate"]
+    rounds = len(candidate) if isinstance(candidate, list) else 0
+    counts = {"candidate": range(config.timing_rounds, max(config.timing_rounds, config.max_timing_rounds) + 1),
+              "yardstick": (rounds,), "baseline": (min(rounds, config.baseline_rounds),), "peak": (1,)}
     plausible = all(
-        isinstance(values, list) and len(values) in expected[name]
+        isinstance(values, list) and len(values) in counts[name]
         and all(isinstance(v, float) and 0 < v <= MAX_SAMPLE_S for v in values)
         for name, values in samples.items()
-    ) and len({len(samples[name]) for name in TIMED}) == 1
+    )
     if not plausible:
         raise RunnerFailed("the process timing your schedule sent timings that are not plausible measurements", "error")
     return samples

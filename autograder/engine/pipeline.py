@@ -251,7 +251,7 @@ class _Grading:
         """The trace and printed output of the student's code, or a Result saying what went wrong."""
         child = self.start_child(
             "autograder.engine.student_runner",
-            [self.problem.name, self.problem.shape.to_spec(), str(self.config.student_memory_mb)],
+            [self.problem.name, self.problem.shape.to_spec(), str(self.config.student_memory_mb), str(self.config.background_nice)],
             output_limit=self.config.output_tail_chars,
             env={"TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
             untrusted=True,
@@ -309,7 +309,7 @@ class _Grading:
             return False
         child = self.start_child(
             "autograder.engine.student_runner",
-            [self.problem.name, self.problem.shape.to_spec(), str(self.config.student_memory_mb)],
+            [self.problem.name, self.problem.shape.to_spec(), str(self.config.student_memory_mb), str(self.config.background_nice)],
             env={"TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}, untrusted=True,
             files={"submission.py": f"import {module}\n\ndef schedule(sch):\n    pass\n"},
         )

@@ -38,6 +38,25 @@ def test_rounds_rotate_which_function_goes_first():
     assert measured.samples == {"a": [1.0] * 4, "b": [1.0] * 4}
 
 
+def test_a_function_timed_in_the_first_rounds_only_pairs_those_rounds():
+    calls: list[str] = []
+    seconds = {"b": iter([4.0, 8.0, 6.0]), "y": iter([2.0] * 6), "c": iter([1.0, 2.0, 1.5, 1.0, 1.0, 1.0])}
+
+    def timer(name):
+        def run():
+            calls.append(name)
+            return next(seconds[name])
+
+        return run
+
+    measured = measure_interleaved({name: timer(name) for name in "byc"}, rounds=6, warmup=0, first_rounds_only={"b": 3})
+    # three rounds of three, rotating; then the other two, still rotating
+    assert calls == ["b", "y", "c", "y", "c", "b", "c", "b", "y", "c", "y", "y", "c", "c", "y"]
+    assert [len(measured.samples[name]) for name in "byc"] == [3, 6, 6]
+    assert measured.ratios("b", "c") == [4.0, 4.0, 4.0]  # round for round, not the last candidate rounds
+    assert measured.speedup("y", "c").n == 6
+
+
 def steady(value):
     return lambda: value
 

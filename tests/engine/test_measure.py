@@ -21,7 +21,7 @@ from autograder.problems import get_problem
 pytestmark = pytest.mark.slow
 
 PROBLEM = get_problem("tile-fused-conv")
-CONFIG = GraderConfig(timing_rounds=3, max_timing_rounds=6, min_repeat_ms=2.0, seed=7)
+CONFIG = GraderConfig(timing_rounds=3, max_timing_rounds=6, baseline_rounds=3, min_repeat_ms=2.0, seed=7)
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +55,9 @@ def test_the_runner_runs_the_library_and_times_it_beside_the_baseline(unschedule
         assert np.allclose(output, expected, atol=1e-3)
         samples = runner.time(60)
         assert set(samples) == {"baseline", "yardstick", "candidate"}
-        assert len({len(values) for values in samples.values()}) == 1
-        assert CONFIG.timing_rounds <= len(samples["candidate"]) <= CONFIG.max_timing_rounds
+        rounds = len(samples["candidate"])
+        assert CONFIG.timing_rounds <= rounds <= CONFIG.max_timing_rounds and len(samples["yardstick"]) == rounds
+        assert len(samples["baseline"]) == min(rounds, CONFIG.baseline_rounds)  # the first rounds only
         assert all(isinstance(v, float) and v > 0 for values in samples.values() for v in values)
     finally:
         runner.close()
@@ -133,6 +134,9 @@ def test_the_runners_directory_is_removed_afterwards(unscheduled_library):
         {"baseline": [0.001] * 3, "yardstick": [0.001] * 3, "candidate": [1, 1, 1]},  # integers are not measurements
         {"baseline": [0.001] * 3, "yardstick": [0.001] * 3, "candidate": "fast"},
         {"baseline": [0.001] * 3, "candidate": [0.001] * 3},
+        {"baseline": [0.001] * 2, "yardstick": [0.001] * 3, "candidate": [0.001] * 3},  # the first 3 rounds time it
+        {"baseline": [0.001] * 4, "yardstick": [0.001] * 4, "candidate": [0.001] * 4},  # only the first 3
+        {"baseline": [0.001] * 3, "yardstick": [0.001] * 4, "candidate": [0.001] * 5},
     ],
 )
 def test_timings_are_accepted_only_as_plausible_measurements(message):
@@ -143,6 +147,16 @@ def test_timings_are_accepted_only_as_plausible_measurements(message):
 def test_plausible_timings_pass_through():
     samples = {"baseline": [1e-3, 1.1e-3, 0.9e-3], "yardstick": [7e-4, 7e-4, 7e-4], "candidate": [5e-4, 5e-4, 6e-4]}
     assert check_timings(samples, CONFIG) == samples
+    longer = {"baseline": [1e-3] * 3, "yardstick": [7e-4] * 5, "candidate": [5e-4] * 5}  # the baseline in rounds 1-3
+    assert check_timings(longer, CONFIG) == longer
+
+
+def test_the_peak_kernel_is_one_sample():
+    samples = {"baseline": [1e-3] * 3, "yardstick": [7e-4] * 3, "candidate": [5e-4] * 3}
+    assert check_timings(samples | {"peak": [2e-4]}, CONFIG, peak=True)["peak"] == [2e-4]
+    for peak in (None, [2e-4, 2e-4], []):
+        with pytest.raises(RunnerFailed, match="not plausible"):
+            check_timings(samples | {"peak": peak}, CONFIG, peak=True)
 
 
 def test_a_result_file_of_the_wrong_size_is_refused(tmp_path):

@@ -1,0 +1,83 @@
+"""priority.py: timings in the foreground, everything else a grading does behind them.
+
+Priorities only go one way for an unprivileged process, so every change is made in a child
+started in a session of its own (a session's nice value is the whole session's: the test run's
+must not change).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from autograder.engine.config import GraderConfig
+from autograder.engine.pipeline import grade_source
+from autograder.engine.priority import session_nice, to_background
+
+
+def in_own_session(code: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120,
+                          start_new_session=True, check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_a_background_process_steps_back_and_so_does_its_session():
+    seen = in_own_session("""
+        import json, os
+        from autograder.engine.priority import session_nice, to_background
+        said = to_background(12)
+        print(json.dumps({"said": said, "nice": os.getpriority(os.PRIO_PROCESS, 0), "session": session_nice()}))
+    """)
+    assert seen["nice"] == 12
+    if session_nice() is None:  # the kernel does not group sessions here: the process's own nice is all there is
+        assert seen["session"] is None and seen["said"] == "nice 12"
+    else:
+        assert seen["session"] == 12 and seen["said"] == "nice 12, session nice 12"
+
+
+def test_stepping_back_never_raises_a_priority_and_zero_leaves_it_alone():
+    seen = in_own_session("""
+        import json, os
+        from autograder.engine.priority import to_background
+        first = to_background(15, session=False)
+        second = to_background(5, session=False)   # not back up to 5: a process cannot, and should not try
+        print(json.dumps({"first": first, "second": second, "zero": to_background(0),
+                          "nice": os.getpriority(os.PRIO_PROCESS, 0)}))
+    """)
+    assert seen == {"first": "nice 15", "second": "nice 15", "zero": "normal priority", "nice": 15}
+
+
+def test_the_runner_keeps_the_priority_it_was_forked_with_while_its_evaluator_steps_back():
+    # What evaluate.main does: fork the runner, then step back.
+    seen = in_own_session("""
+        import json, os
+        from autograder.engine.config import GraderConfig
+        from autograder.engine.measure import LocalRunner
+        from autograder.engine.priority import to_background
+        from autograder.problems import get_problem
+        runner = LocalRunner(get_problem("tile-fused-conv"), GraderConfig())
+        try:
+            to_background(GraderConfig().background_nice, session=False)
+            print(json.dumps({"evaluator": os.getpriority(os.PRIO_PROCESS, 0),
+                              "runner": os.getpriority(os.PRIO_PROCESS, runner.child.proc.pid)}))
+        finally:
+            runner.close()
+    """)
+    assert seen == {"evaluator": GraderConfig().background_nice, "runner": 0}
+
+
+@pytest.mark.slow
+def test_the_students_code_runs_behind_every_timing(fast_config):
+    source = "import os\n\ndef schedule(sch):\n    print('student nice', os.getpriority(os.PRIO_PROCESS, 0))\n"
+    result = grade_source("tile-fused-conv", source, fast_config)
+    assert f"student nice {fast_config.background_nice}" in result.student_output
+
+
+@pytest.mark.parametrize("nice", [-1, 20, 2.5, True])
+def test_a_background_nice_outside_the_kernels_range_is_refused(nice):
+    with pytest.raises(ValueError, match="background_nice"):
+        GraderConfig(background_nice=nice)
