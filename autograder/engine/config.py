@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
+from .priority import BACKGROUND_NICE
+
 
 def _setting(default, help: str):
     return field(default=default, metadata={"help": help})
@@ -56,7 +58,7 @@ class GraderConfig:
         "once (engine/forkserver.py), instead of starting a new interpreter for each grading."
     )
     background_nice: int = _setting(
-        19, "Nice value of everything a grading runs besides its timing (the student's code, compiling, "
+        BACKGROUND_NICE, "Nice value of everything a grading runs besides its timing (the student's code, compiling, "
         "nbgrader's steps in a class run's workers), so that on a busy machine timings are not shared "
         "with them (engine/priority.py); 0 runs them all at normal priority."
     )
