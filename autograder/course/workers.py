@@ -173,7 +173,19 @@ def kill_tree(pid: int) -> None:
             process.kill()
         except psutil.Error:
             pass
-    psutil.wait_procs(processes, timeout=5)
+    # Until each is dead: a zombie is. A killed grandchild (the fork server) stays a zombie
+    # until the machine's init reaps it, which in a container can take seconds: psutil's
+    # wait_procs waited for that, 1-2 s per worker at the end of every run.
+    deadline = time.monotonic() + 5
+    while not all(_dead(process) for process in processes) and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def _dead(process: psutil.Process) -> bool:
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:  # gone, reaped
+        return True
 
 
 class _Worker:
@@ -192,6 +204,7 @@ class _Worker:
 
     def stop(self) -> None:
         kill_tree(self.process.pid)
+        self.process.join(timeout=1)  # killed: reaped at once
         self.connection.close()
 
 
