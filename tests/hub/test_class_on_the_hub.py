@@ -102,6 +102,8 @@ def test_the_hub_prints_its_address_and_one_line_per_account_and_refuses_a_wrong
     page.fill("#username_input", ADA)
     page.fill("#password_input", hub.account(BEN).password)
     page.click("#login_submit")
+    # The refusal comes after PAM's failure delay: wait for the page that says it, not the one loading.
+    page.get_by_text("Invalid username or password").wait_for(timeout=30_000)
     assert "Invalid username or password" in page.locator("body").inner_text()
     context.close()
 
