@@ -232,7 +232,7 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
                     say.line(f"retried: {student}: {why}")
             else:
                 setup = WorkerSetup(root, options.assignment, options.cell_timeout, dict(options.grader_settings), options.feedback)
-                jobs = [Job(s.student, Path(scratch) / f"{s.student}.db") for s in todo if s in these]
+                jobs = [Job(s.student, Path(scratch) / f"{s.student}.db") for s in these]
                 run_jobs(setup, jobs, options.workers, options.submission_timeout_s, hand_out, finished, autograded=record)
 
         if todo:

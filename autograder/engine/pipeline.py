@@ -247,11 +247,15 @@ class _Grading:
                 child.close()
         return Child(module, args, **kwargs).start()
 
+    def _student_args(self) -> list[str]:
+        """student_runner's arguments: the problem, its shape, the memory limit and the nice value."""
+        return [self.problem.name, self.problem.shape.to_spec(), str(self.config.student_memory_mb), str(self.config.background_nice)]
+
     def run_student(self, source: str):
         """The trace and printed output of the student's code, or a Result saying what went wrong."""
         child = self.start_child(
             "autograder.engine.student_runner",
-            [self.problem.name, self.problem.shape.to_spec(), str(self.config.student_memory_mb), str(self.config.background_nice)],
+            self._student_args(),
             output_limit=self.config.output_tail_chars,
             env={"TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
             untrusted=True,
@@ -309,7 +313,7 @@ class _Grading:
             return False
         child = self.start_child(
             "autograder.engine.student_runner",
-            [self.problem.name, self.problem.shape.to_spec(), str(self.config.student_memory_mb), str(self.config.background_nice)],
+            self._student_args(),
             env={"TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}, untrusted=True,
             files={"submission.py": f"import {module}\n\ndef schedule(sch):\n    pass\n"},
         )

@@ -71,7 +71,7 @@ def main(argv: list[str]) -> None:
 
     # Behind every timing on the machine (engine/priority.py): a schedule() that spins for its
     # whole limit must not stretch another student's timing. Before the world: /proc is the machine's.
-    to_background(int(argv[4]) if len(argv) > 4 else 0)
+    to_background(int(argv[4]))
     policy = Policy(private_dir=os.getcwd())
     entered = enter_world(policy)  # first: nothing of the machine is seen from here on
     send = open_channel(argv[0])
