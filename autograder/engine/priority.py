@@ -60,7 +60,9 @@ def to_background(nice: int = BACKGROUND_NICE, session: bool = True) -> str:
 
 
 def session_nice() -> int | None:
-    """This session's autogroup nice value, or None where the kernel does not group sessions."""
+    """This session's autogroup nice value, or None where it has none: a kernel that does not group
+    sessions, or a process still in the kernel's default group (a session never started since
+    boot, as under some containers' init), where the file is empty and a write is refused."""
     try:
         with open(AUTOGROUP, encoding="ascii") as handle:
             return int(handle.read().split("nice")[-1])
