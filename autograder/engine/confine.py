@@ -9,7 +9,8 @@ compiled schedule. Each is confined in two steps:
   directory. It keeps the grader's own uid, so it reads those files wherever they are installed.
 - just before untrusted code runs, `confine`, for good:
   - limits (setrlimit): no new processes for the student's child; no file can be written beyond
-    what the grader prepared (RLIMIT_FSIZE); no core dumps;
+    what the grader prepared (RLIMIT_FSIZE); no core dumps; no higher priority than it was
+    started with (RLIMIT_NICE, RLIMIT_RTPRIO);
   - no privilege: every capability dropped (also a root grader's), uid 0 made ordinary
     (securebits), no_new_privs;
   - Landlock (the `landlock` binding; its scopes, which the binding lacks, by the system call):
@@ -204,6 +205,13 @@ def confine(policy: Policy) -> list[str]:
     landlock_rules = _landlock_rules(policy, status.landlock_abi) if status.landlock_abi >= 1 else None
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (policy.max_file_bytes, policy.max_file_bytes))
+    # Never more urgent than it was started: with no capability left, these two hard limits are
+    # all that lets a process lower its nice value or take a real-time policy, and a grader may
+    # have inherited generous ones (a root shell, a limits.conf for audio). A spinning student at
+    # real-time priority would stretch every other grading's timing on its core.
+    resource.setrlimit(resource.RLIMIT_NICE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_RTPRIO, (0, 0))
+    applied.append("no higher priority")
     if not policy.threads:
         # Counted per user (and namespace): with this process alone at the limit, fork and thread
         # creation fail (seccomp denies them as well; uid 0 is exempt from this limit).

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -38,10 +39,13 @@ def invisible() -> str:
     return "FileNotFoundError" if IN_WORLD["world"] else "PermissionError"
 
 
-def attempt(action, *, writable: bool = False, threads: bool = False):
-    """Run `action(private_dir)` confined; its result, or the name of what it raised."""
+def attempt(action, *, writable: bool = False, threads: bool = False, before=None):
+    """Run `action(private_dir)` confined; its result, or the name of what it raised. `before()`
+    runs in the child first, as the grader's own code would."""
 
     def target(send):
+        if before is not None:
+            before()
         work = os.getcwd()
         files = (os.path.join(work, "result.bin"),) if writable else ()
         policy = confine.Policy(private_dir=work, writable_files=files, max_file_bytes=64 if writable else 0, threads=threads)
@@ -207,6 +211,55 @@ def test_another_process_cannot_be_limited_reprioritised_or_made_a_signals_owner
         assert attempt(action) == "PermissionError", name
     os.kill(victim, 0)  # still alive
     assert _limits_and_niceness(victim) == before
+
+
+def _generous_priority_limits():
+    """What a grader may inherit (a root shell with CAP_SYS_RESOURCE, a limits.conf for audio):
+    leave to lower its nice value and to take a real-time policy."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NICE, (40, 40))
+    resource.setrlimit(resource.RLIMIT_RTPRIO, (99, 99))
+
+
+def _can_raise_priority_limits() -> bool:
+    done = subprocess.run([sys.executable, "-c", "import resource; resource.setrlimit(resource.RLIMIT_NICE, (40, 40))"],
+                          capture_output=True, timeout=60)
+    return done.returncode == 0
+
+
+def test_the_child_cannot_make_itself_more_urgent_than_it_was_started():
+    """A real-time or higher-priority student spinning on a core would stretch other gradings'
+    timings. Without a capability, RLIMIT_NICE and RLIMIT_RTPRIO are all that could allow it."""
+    if not _can_raise_priority_limits():
+        pytest.skip("this test run cannot raise its own hard limits (no CAP_SYS_RESOURCE), so there are no "
+                    "generous ones for a child to inherit: here nothing but those limits is left to test")
+
+    def raise_nice(work):
+        os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) - 1)
+
+    def limits(work):
+        import resource
+
+        return resource.getrlimit(resource.RLIMIT_NICE), resource.getrlimit(resource.RLIMIT_RTPRIO)
+
+    assert attempt(limits, before=_generous_priority_limits) == repr(((0, 0), (0, 0)))
+    attacks = {
+        "lower nice": raise_nice,
+        "SCHED_FIFO": lambda work: os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1)),
+        "SCHED_RR": lambda work: os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(1)),
+    }
+    for name, action in attacks.items():
+        assert attempt(action, before=_generous_priority_limits) == "PermissionError", name
+
+
+def test_the_child_may_step_further_back():
+    def step_back(work):
+        os.setpriority(os.PRIO_PROCESS, 0, 19)
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+        return os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0)
+
+    assert attempt(step_back) == repr((19, os.SCHED_BATCH))
 
 
 def _raw_prlimit(pid_with_upper_bits: int):
