@@ -22,7 +22,6 @@ ratio X`, R1 from the local pool of `--workers`.
 from __future__ import annotations
 
 import ctypes
-import json
 import multiprocessing
 import os
 import shutil
@@ -160,14 +159,10 @@ def _grade_class(root: Path, how: dict, settings: dict | None = None, students: 
 
 def _speed_record(root: Path, student: str) -> dict | None:
     """The trusted grader's record of a graded schedule: its stages' seconds and its speed spread."""
-    from ..nbgrader_ext.plan import METADATA_KEY
+    from ..nbgrader_ext.trusted import graded_record
 
-    path = root / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    try:
-        results = json.loads(path.read_text(encoding="utf-8"))["metadata"][METADATA_KEY]["results"]
-    except (OSError, KeyError, ValueError):
-        return None
-    result = next(iter(results.values()), None)
+    record = graded_record(root / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    result = next(iter(record["results"].values()), None) if record else None
     return None if result is None else {"timings": result.get("timings", {}), "spread": result.get("yardstick_spread")}
 
 

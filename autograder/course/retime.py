@@ -23,13 +23,12 @@ luck. The second grading stands, as any grading does.
 """
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from pathlib import Path
 from typing import Mapping
 
-from ..nbgrader_ext.plan import METADATA_KEY
+from ..nbgrader_ext.trusted import graded_record
 
 DISTURBED_FRACTION = 0.8  # in that run: 0.58 disturbed; the next lowest 0.76 (86.7 of 114.8 GFLOP/s), then 0.88
 MIN_PEERS = 5
@@ -57,12 +56,9 @@ def measured_peaks(graded_directories: Mapping[str, Path]) -> dict[str, tuple[st
     peaks: dict[str, tuple[str, float]] = {}
     for student, directory in graded_directories.items():
         for path in sorted(Path(directory).glob("*.ipynb")):
-            try:
-                results = json.loads(path.read_text(encoding="utf-8"))["metadata"][METADATA_KEY]["results"]
-                found = [(f"{r.get('machine')}/{r.get('cpu')}", r.get("peak_gflops")) for r in results.values()]
-            except (OSError, ValueError, KeyError, TypeError, AttributeError):
-                continue
-            for where, peak in found:
+            record = graded_record(path)
+            for result in (record or {"results": {}})["results"].values():
+                where, peak = f"{result.get('machine')}/{result.get('cpu')}", result.get("peak_gflops")
                 if isinstance(peak, (int, float)) and not isinstance(peak, bool) and math.isfinite(peak) and peak > 0:
                     if student not in peaks or peak < peaks[student][1]:
                         peaks[student] = (where, float(peak))

@@ -15,7 +15,6 @@ instructor: the notes, and ASSIGNMENT-grader-faults.log beside the CSV.
 from __future__ import annotations
 
 import csv
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +22,9 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 
 from ..engine.untrusted_text import visible
-from ..nbgrader_ext.normalise import refusal_text, submission_record
-from ..nbgrader_ext.plan import METADATA_KEY, GradingPlan, PlanError, load_plan
+from ..nbgrader_ext.normalise import refusal_text
+from ..nbgrader_ext.plan import GradingPlan, PlanError, load_plan
+from ..nbgrader_ext.trusted import graded_record
 from .submissions import graded_directory
 from .tampering import ReleasedAssignment
 
@@ -122,17 +122,15 @@ def _plans(coursedir, assignment: str) -> GradingPlan:
 def _read_trusted_record(row: Row, graded: Path) -> dict:
     statuses, merged, refused = [], {"results": {}, "questions": {}}, []
     for path in sorted(graded.glob("*.ipynb")):
-        try:
-            metadata = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
-            record = metadata.get(METADATA_KEY, {})
-        except (OSError, ValueError, AttributeError):
+        record = graded_record(path)
+        if record is None:
             continue
-        cause = submission_record(metadata).get("refused")
+        cause = record["submission"].get("refused")
         if cause is not None:  # scored 0 without being graded: the instructor should know why
             refused.append(f"{path.name} {refusal_text(cause)}")
-        merged["results"].update(record.get("results") or {})
-        merged["questions"].update(record.get("questions") or {})
-        for result in (record.get("results") or {}).values():
+        merged["results"].update(record["results"])
+        merged["questions"].update(record["questions"])
+        for result in record["results"].values():
             statuses.append(result.get("status", "?"))
             if row.speedup is None and result.get("speedup") is not None:
                 row.speedup = float(result["speedup"])

@@ -12,8 +12,10 @@ overlap with the kernel's run.
 """
 from __future__ import annotations
 
+import json
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..engine.config import GraderConfig
 from ..problems import get_problem
@@ -21,7 +23,7 @@ from ..problems.variants import JOURNAL, Variant
 from ..engine.report import Result
 from .credit import score_part
 from .normalise import submission_record
-from .plan import Answer, GradingPlan
+from .plan import METADATA_KEY, Answer, GradingPlan
 from .questions import mark_answers
 from .safe_arithmetic import read_assignments
 
@@ -46,6 +48,25 @@ class TrustedVerdicts:
             "questions": self.questions,
             "scores": {k: v.fraction for k, v in self.cells.items()},
         }
+
+
+def graded_record(path: Path) -> dict | None:
+    """What an autograded notebook file says of its grading, for the course's readers (the class
+    summary, the re-time pass, the benchmark): "results" and "questions" as to_metadata wrote them
+    (only their entries that are dicts), and "submission", what normalising recorded
+    (normalise.submission_record). None for a file that is not a notebook holding a record. The
+    file is the grader's own, but it has been through nbgrader and a disk: its readers rely on
+    this shape and on nothing else."""
+    try:
+        metadata = json.loads(Path(path).read_text(encoding="utf-8")).get("metadata")
+        record = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    entries = {key: record.get(key) if isinstance(record.get(key), dict) else {} for key in ("results", "questions")}
+    return {**{key: {k: v for k, v in found.items() if isinstance(v, dict)} for key, found in entries.items()},
+            "submission": submission_record(metadata)}
 
 
 def answer_sources(notebook, plan: GradingPlan) -> dict[str, str | None]:

@@ -98,3 +98,27 @@ def test_a_grader_fault_leaves_the_schedule_parts_pending_and_the_rest_scored(ti
              for c in notebook.cells if c.cell_type == "code"}
     assert shown["self-check"] == "the grader failed; your instructor will regrade this part\n"
     assert all("evaluator" not in text and "internal grader error" not in text for text in shown.values())
+
+
+def test_the_graded_record_is_read_back_in_the_shape_its_readers_rely_on(tmp_path):
+    from autograder.nbgrader_ext.normalise import SUBMISSION_KEY
+    from autograder.nbgrader_ext.plan import METADATA_KEY
+    from autograder.nbgrader_ext.trusted import graded_record
+
+    def notebook(name, metadata):
+        path = tmp_path / name
+        path.write_text(__import__("json").dumps({"cells": [], "metadata": metadata}), encoding="utf-8")
+        return path
+
+    written = TrustedGrading(plan_from_notebook(nbformat.read(source_notebook("tiling"), as_version=4)), FAST)
+    written = written.refuse("not a notebook").finish().to_metadata()
+    kept = notebook("kept.ipynb", {METADATA_KEY: {**written, SUBMISSION_KEY: {"refused": "not a notebook"}}})
+    assert graded_record(kept) == {"results": written["results"], "questions": written["questions"],
+                                   "submission": {"refused": "not a notebook"}}
+    odd = notebook("odd.ipynb", {METADATA_KEY: {"results": {"schedule": "passed", "ok": {"status": "passed"}}, "questions": []}})
+    assert graded_record(odd) == {"results": {"ok": {"status": "passed"}}, "questions": {}, "submission": {}}
+    assert graded_record(notebook("none.ipynb", {})) is None
+    assert graded_record(notebook("list.ipynb", [])) is None
+    (tmp_path / "broken.ipynb").write_text("{", encoding="utf-8")
+    assert graded_record(tmp_path / "broken.ipynb") is None
+    assert graded_record(tmp_path / "absent.ipynb") is None
