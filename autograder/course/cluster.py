@@ -199,32 +199,20 @@ def _grade_in_scratch(root: Path, course: dict, student: str, files: dict[str, b
             os.environ[SECRET_ENV] = previous
 
 
-def _behind_timings(config) -> None:
-    """As a local worker does (workers._worker_main): the fork server first, at this process's
-    priority, for the runners it leads to; then this process's own work behind their timings."""
-    from ..engine.forkserver import shared_server
-    from ..engine.priority import to_background
-    from ..nbgrader_ext.preprocessors import TrustedGrader
-
-    grader = TrustedGrader(config=config).grader_config()
-    if grader.warm_start:
-        shared_server()
-    to_background(grader.background_nice)
-
-
 def _autograde(root: Path, course: dict, student: str, gradebook: Path) -> dict:
     from nbgrader.apps.api import NbGraderAPI
 
     from .course_dir import course_directory, load_course_config
     from .gradebook_sync import sqlite_url, submission_rows
-    from .workers import Job, WorkerSetup, grade_submission
+    from ..nbgrader_ext.preprocessors import TrustedGrader
+    from .workers import Job, WorkerSetup, behind_timings, grade_submission
 
     assignment = course["assignment"]
     config = load_course_config(root, cell_timeout=course["cell_timeout"], grader_settings=course["grader_settings"])
     config.CourseDirectory.db_url = sqlite_url(gradebook)
     coursedir = course_directory(config)
     setup = WorkerSetup(root, assignment, course["cell_timeout"], course["grader_settings"], course["feedback"])
-    _behind_timings(config)
+    behind_timings(TrustedGrader(config=config).grader_config())
     outcome = grade_submission(lambda db: NbGraderAPI(coursedir=coursedir, config=config), setup, Job(student, gradebook))
     reply: dict = {"ok": outcome.ok, "error": outcome.error}
     graded = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))

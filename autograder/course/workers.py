@@ -105,6 +105,22 @@ def failure(step: str, outcome: dict) -> str:
     return f"nbgrader {step} failed: {cause[:300]}\n{detail or 'no log'}"
 
 
+def behind_timings(grader) -> None:
+    """How a process that grades a class starts (a local worker, or a Dask worker before each
+    submission): its fork server first, at this process's priority, so that the runners it
+    leads to keep that priority (TVM imported once, for every submission it grades); then its
+    own work (nbgrader's steps, feedback, the gradebook, students' code) steps back behind every
+    timing in the class run (engine/priority.py). Both steps are idempotent. A fork server that
+    dies later is started again at the lower priority, and its runners with it: they then
+    share the cores on equal terms, as they did before this step existed."""
+    from ..engine.forkserver import shared_server
+    from ..engine.priority import to_background
+
+    if grader.warm_start:
+        shared_server()
+    to_background(grader.background_nice)
+
+
 def _worker_main(connection, setup: WorkerSetup) -> None:
     os.setsid()  # Ctrl-C reaches the grading run, which stops the workers itself
     # nbgrader's log comes back in each job's outcome; what the kernels print to the terminal
@@ -123,25 +139,16 @@ def _worker_main(connection, setup: WorkerSetup) -> None:
     except Exception as error:
         connection.send(WorkerFailed(f"{error.__class__.__name__}: {error}"))
         return
-    if setup.grader_settings.get("warm_start", True):
-        from ..engine.forkserver import shared_server
-
-        shared_server()  # TVM imported once, now, for every submission this worker grades
-    try:  # the preflight, now: not on the clock of the first submission this worker grades
+    try:
         from ..engine.preflight import GraderUnusable, preflight
-        from ..engine.priority import to_background
         from ..nbgrader_ext.preprocessors import TrustedGrader
 
         grader = TrustedGrader(config=load_course_config(setup.course_root, grader_settings=setup.grader_settings)).grader_config()
-        preflight(grader)
+        behind_timings(grader)
+        preflight(grader)  # now: not on the clock of the first submission this worker grades
     except (GraderUnusable, ValueError) as error:
         connection.send(WorkerFailed(str(error)))
         return
-
-    # The workers' own work (nbgrader's steps, feedback, the gradebook) steps back behind every
-    # timing in the class run; the fork server was started first, so the runners it leads to
-    # keep the normal priority (engine/priority.py).
-    to_background(grader.background_nice)
 
     def api_for(gradebook: Path):
         config = load_course_config(setup.course_root, cell_timeout=setup.cell_timeout, grader_settings=setup.grader_settings)

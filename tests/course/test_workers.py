@@ -87,3 +87,30 @@ def test_a_failed_step_names_the_cause_from_nbgraders_log_first():
     assert "    nbgrader.api.MissingEntry: No such grade cell" in rest and NBGRADER_ERROR.splitlines()[-1] in rest  # the log follows
     assert failure("feedback", {"success": False, "error": "RuntimeError: boom"}).splitlines()[0] == "nbgrader feedback failed: RuntimeError: boom"
     assert failure("feedback", {"success": False}) == "nbgrader feedback failed: no log\nno log"
+
+
+def test_a_grading_process_starts_its_fork_server_before_it_steps_back():
+    """What a local worker and a Dask worker do first: the fork server, and the runners it leads
+    to, keep the priority the process had; the process itself then steps back behind them."""
+    import json
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import json, os
+        from autograder.course.workers import behind_timings
+        from autograder.engine.config import GraderConfig
+        from autograder.engine.forkserver import shared_server
+        behind_timings(GraderConfig())
+        behind_timings(GraderConfig())   # again, as a Dask worker does before every submission
+        server = shared_server()
+        print(json.dumps({"self": os.getpriority(os.PRIO_PROCESS, 0),
+                          "server": os.getpriority(os.PRIO_PROCESS, server._process.pid)}))
+        server.close()
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          start_new_session=True, check=True)
+    from autograder.engine.config import GraderConfig
+
+    assert json.loads(done.stdout.splitlines()[-1]) == {"self": GraderConfig().background_nice, "server": 0}
