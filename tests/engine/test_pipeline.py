@@ -35,7 +35,9 @@ def test_the_journals_schedule_gets_correctness_and_fusion_credit(fast_config):
     assert result.correct is True
     assert result.check("fusion").passed
     assert result.credit["correctness"] == 0.4 and result.credit["structure"] == 0.3
-    assert result.speedup < 1.0  # on these CPUs the journal's tiling alone is slower
+    # Slower than the vectorised yardstick on every CPU (it is not vectorised); against the
+    # unscheduled function it is a little slower on some CPUs and a little faster on others.
+    assert result.yardstick_speedup < 1.0
     assert result.credit["speed"] == 0.0
     assert result.timings["total"] > 0 and result.seed is not None
 
@@ -48,11 +50,36 @@ def test_a_register_blocked_vectorised_schedule_earns_speed_credit(fast_config):
     assert result.check("speed").passed
 
 
+def _interval(result) -> tuple[float, float]:
+    return tuple(result.yardstick_spread["interval"])
+
+
 def test_grading_is_repeatable(fast_config):
+    """The same schedule graded twice gets the same credit: one far below every band edge
+    always, and the register-blocked solution whenever both gradings measured the same machine.
+
+    The rule's promise is about one grading's rounds: where the machine itself changes speed
+    between two gradings (seen on a shared 2-core VM: the same solution at 1.88x the yardstick in
+    most gradings and 1.47x in some, each with a tight interval; in one process, the same compiled
+    functions on the same buffers measured 1.87x and, a few seconds later, 1.52x, so it is the
+    machine, not a grading's own state), two disjoint 99% intervals say so,
+    and such a pair is no evidence either way; nor is a pair where the solution sits on an edge
+    on this CPU (an interval that straddles it). Up to three pairs are tried for one that is.
+    """
     # The default timing settings: the ones whose spread the speed bands were calibrated on.
     config = dataclasses.replace(fast_config, timing_rounds=GraderConfig().timing_rounds, min_repeat_ms=GraderConfig().min_repeat_ms)
-    first, second = (grade(solutions.source("blocked_vectorized"), config) for _ in range(2))
-    assert (first.status, first.score) == (second.status, second.score)
+    slow = [grade(JOURNAL, config) for _ in range(2)]
+    assert [(r.status, r.score) for r in slow] == [("passed", 0.7)] * 2
+    seen = []
+    for _ in range(3):
+        first, second = (grade(solutions.source("blocked_vectorized"), config) for _ in range(2))
+        (low1, high1), (low2, high2) = _interval(first), _interval(second)
+        seen.append(f"{low1:.2f}-{high1:.2f}x and {low2:.2f}-{high2:.2f}x")
+        decided = first.yardstick_spread["decided"] and second.yardstick_spread["decided"]
+        if decided and low1 <= high2 and low2 <= high1:
+            assert (first.status, first.score) == (second.status, second.score), seen[-1]
+            return
+    pytest.skip(f"every pair measured a different machine or sat on a band edge here: {'; '.join(seen)}")
 
 
 def test_an_empty_schedule_is_correct_but_not_fused(fast_config):
@@ -169,7 +196,7 @@ tvm.runtime.Module.time_evaluator = lambda *a, **k: (lambda *x: type("R", (), {"
         fast_config,
     )
     assert result.status == "passed"
-    assert result.speedup < 1.0 and result.credit["speed"] == 0.0
+    assert result.yardstick_speedup < 1.0 and result.credit["speed"] == 0.0  # the forged clock would make it 1e6x
 
 
 def test_a_forged_trace_on_the_private_channel_is_still_checked(fast_config):
@@ -295,14 +322,32 @@ def test_the_same_schedules_earn_the_same_speed_credit_on_three_cpus(fast_config
     """The yardstick is compiled for the same CPU and timed beside the candidate."""
     import tvm
 
+    from autograder.engine.cpus import UnknownCPU, cpu_target
+
+    def runnable(cpu: str) -> bool:
+        try:
+            cpu_target(cpu)
+        except UnknownCPU:
+            return False  # this host lacks its instruction sets
+        return True
+
     host = str(tvm.target.Target.from_device(tvm.cpu()).attrs["mcpu"])
-    cpus = [host] + [c for c in ("haswell", "znver3") if c != host]
-    credits = {}
-    for cpu in cpus:
+    cpus = [host] + [c for c in ("haswell", "znver3", "skylake", "znver1") if c != host and runnable(c)][:2]
+    assert len(cpus) == 3, cpus
+    credits, intervals = {}, {}
+    for cpu in [*cpus, host]:  # the host again last: a control, timed after the others
         config = dataclasses.replace(fast_config, mcpu=cpu)
         blocked, journal = grade(solutions.source("blocked_vectorized"), config), grade(JOURNAL, config)
         assert blocked.cpu == journal.cpu == cpu
-        credits[cpu] = (blocked.credit["speed"], journal.credit["speed"])
-        assert blocked.yardstick_speedup > 1.0 > journal.yardstick_speedup
-    assert len(set(credits.values())) == 1, credits
-    assert credits[host][0] >= 0.2 and credits[host][1] == 0.0  # at least two thirds; none
+        assert blocked.yardstick_speedup > 1.0 > journal.yardstick_speedup and journal.credit["speed"] == 0.0
+        credits.setdefault(cpu, []).append(blocked.credit["speed"])
+        intervals.setdefault(cpu, []).append(_interval(blocked))
+    # Comparing CPUs needs a machine that held still while they were timed: the host's two
+    # gradings, before and after, agree and overlap (a shared VM's speed can move between
+    # gradings: see test_grading_is_repeatable). Where it did not, the comparison proves nothing.
+    (low1, high1), (low2, high2) = intervals[host]
+    if credits[host][0] != credits[host][1] or high1 < low2 or high2 < low1:
+        pytest.skip(f"the machine's speed moved while the CPUs were timed: the host's solution measured "
+                    f"{low1:.2f}-{high1:.2f}x and then {low2:.2f}-{high2:.2f}x the yardstick")
+    assert len({credit for found in credits.values() for credit in found}) == 1, (credits, intervals)
+    assert credits[host][0] >= 0.2  # at least two thirds
