@@ -57,7 +57,9 @@ def measured_peaks(graded_directories: Mapping[str, Path]) -> dict[str, tuple[st
     for student, directory in graded_directories.items():
         for path in sorted(Path(directory).glob("*.ipynb")):
             record = graded_record(path)
-            for result in (record or {"results": {}})["results"].values():
+            if record is None:
+                continue
+            for result in record["results"].values():
                 where, peak = f"{result.get('machine')}/{result.get('cpu')}", result.get("peak_gflops")
                 if isinstance(peak, (int, float)) and not isinstance(peak, bool) and math.isfinite(peak) and peak > 0:
                     if student not in peaks or peak < peaks[student][1]:

@@ -64,9 +64,12 @@ def graded_record(path: Path) -> dict | None:
         return None
     if not isinstance(record, dict):
         return None
-    entries = {key: record.get(key) if isinstance(record.get(key), dict) else {} for key in ("results", "questions")}
-    return {**{key: {k: v for k, v in found.items() if isinstance(v, dict)} for key, found in entries.items()},
+    return {"results": _dict_entries(record.get("results")), "questions": _dict_entries(record.get("questions")),
             "submission": submission_record(metadata)}
+
+
+def _dict_entries(found) -> dict:
+    return {k: v for k, v in found.items() if isinstance(v, dict)} if isinstance(found, dict) else {}
 
 
 def answer_sources(notebook, plan: GradingPlan) -> dict[str, str | None]:
