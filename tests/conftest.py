@@ -10,6 +10,8 @@ import tempfile
 
 import pytest
 
+from device_state import opencl_device
+
 # The CPU each lesson runs for in a test run (autograder.site.executed reads it): lesson 1 for this
 # machine's own, lesson 2 for an SSE-only x86 (no FMA, no AVX: what the lessons' claims must also
 # hold on). tests/lessons and the site build (tests/site) then read the same executed notebooks.
@@ -43,6 +45,21 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "gpu" in item.keywords:
                 item.add_marker(skip)
+    if any("opencl" in item.keywords for item in items) and opencl_device()[1]:
+        skip = pytest.mark.skip(reason=f"needs an OpenCL device that builds kernels: {opencl_device()[1][:600]}")
+        for item in items:
+            if "opencl" in item.keywords:
+                item.add_marker(skip)
+
+
+@pytest.fixture
+def native_opencl():
+    """For a test of how a native OpenCL compiler (PoCL) runs kernels (work-items in order, a stray
+    write a real fault): skips, saying why, where the device a grading uses is a simulator."""
+    device, missing = opencl_device()
+    if missing or "oclgrind" in device.lower():
+        pytest.skip(f"needs a native OpenCL CPU device (PoCL); a grading here uses {device or 'none'}")
+    return device
 
 
 @pytest.fixture(scope="session")

@@ -63,6 +63,7 @@ def test_usage_errors_exit_2(args, expected):
     assert expected in run.stderr
 
 
+@pytest.mark.opencl
 def test_gpu_problem_runs_on_the_opencl_device_and_reports_needs_gpu_here():
     run = tvm_course("grade-schedule", "gpu-fused-conv", str(solutions.path("gpu_bound")), "--json", "--target", "cuda")
     result = json.loads(run.stdout)
@@ -82,6 +83,7 @@ def test_bench_grader_prints_stages_and_spread():
     assert "coefficient of variation" in run.stdout
 
 
+@pytest.mark.opencl
 def test_bench_grader_times_a_gpu_grading_with_the_gpu_yardstick_by_default():
     from autograder.engine.runners import gpu_present
 
@@ -120,3 +122,39 @@ def test_every_command_prints_its_help(command, capsys):
     with pytest.raises(SystemExit) as exit_:
         main([command, "--help"])
     assert exit_.value.code == 0 and command in capsys.readouterr().out
+
+
+NO_DEVICE_BUILDS = {"POCL_EXTRA_BUILD_FLAGS": "-cl-no-such-option", "TVM_COURSE_OPENCL_DEVICES": "portable computing language"}
+
+
+def test_doctor_builds_and_runs_a_kernel_and_shows_the_build_log_where_none_builds():
+    import os
+
+    from device_state import opencl_device
+
+    device, missing = opencl_device()
+    run = tvm_course("doctor")
+    row = next(line for line in run.stdout.splitlines() if "where GPU schedules run without a GPU" in line)
+    if missing:
+        assert row.lstrip().startswith("[no]") and "what to install" in row, row
+    else:
+        assert row.lstrip().startswith("[ok]") and "kernels build, run and compute right on the OpenCL device" in row, row
+    broken = subprocess.run([TVM_COURSE, "doctor"], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, **NO_DEVICE_BUILDS})
+    row = next(line for line in broken.stdout.splitlines() if "where GPU schedules run without a GPU" in line)
+    assert row.lstrip().startswith("[no]") and "Invalid build option: -cl-no-such-option" in row, row
+    assert "apt-get install pocl-opencl-icd" in row and "never a zero" in row
+
+
+def test_grade_schedule_where_no_device_builds_is_a_grader_fault_not_a_zero():
+    import os
+
+    from autograder.engine.runners import gpu_present
+
+    if gpu_present():
+        pytest.skip("a GPU is present: the kernels run on it, not on an OpenCL device")
+    run = subprocess.run([TVM_COURSE, "grade-schedule", "gpu-fused-conv", str(solutions.path("gpu_bound")), "--json"],
+                         capture_output=True, text=True, timeout=300, env={**os.environ, **NO_DEVICE_BUILDS})
+    result = json.loads(run.stdout)
+    assert run.returncode == 1 and result["status"] == "error" and result["grader_fault"] is True, run.stdout
+    assert any("Invalid build option" in m for m in result["messages"]), result["messages"]

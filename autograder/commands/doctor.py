@@ -34,24 +34,17 @@ def doctor(args: argparse.Namespace) -> int:
 
 
 def _opencl_device() -> tuple[bool, str]:
-    """The OpenCL device the runner would find (asked in this process: it only lists devices)."""
+    """The OpenCL device a grading would use, found as a grading finds it (a runner in its own
+    world builds and runs a kernel with local memory and a barrier on each device in turn, and
+    checks its result): listing a device proves nothing."""
+    from ..engine.measure import InfrastructureError
+    from ..engine.opencl import working_device
+
     try:
-        import pyopencl as cl
-
-        devices = [d for p in cl.get_platforms() for d in p.get_devices()]
-    except Exception as error:  # not installed, or no platform (an ICD loader without vendors)
-        return False, f"no OpenCL device ({str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__}): "\
-                      "their correctness stays pending until a GPU grades them"
-    if not devices:
-        return False, "no OpenCL device: their correctness stays pending until a GPU grades them"
-    import os
-
-    from ..engine.opencl_runner import LINKER
-
-    if not os.path.exists(LINKER):
-        return False, (f"PoCL links each kernel with {LINKER}, which this machine lacks (Debian: apt-get install binutils); "
-                       "until then their correctness stays pending")
-    return True, f"kernels run on the OpenCL device '{devices[0].name.strip()}' ({devices[0].platform.name.strip()})"
+        device = working_device()
+    except InfrastructureError as error:
+        return False, f"{error}; until then their correctness stays pending (a grader fault, never a zero)"
+    return True, f"kernels build, run and compute right on {device}"
 
 
 def register(subparsers) -> None:

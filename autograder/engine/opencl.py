@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import time
 from dataclasses import asdict, dataclass
 
 from .opencl_runner import RUNS  # the result file's order, shared with the runner (which has no TVM)
@@ -27,6 +28,9 @@ from .opencl_runner import RUNS  # the result file's order, shared with the runn
 # 16 KiB of shared memory with a warp of 1, which would lower the same schedule differently).
 CUDA_LIMITS = {"max_num_threads": 1024, "max_threads_per_block": 1024,
                "max_shared_memory_per_block": 48 * 1024, "thread_warp_size": 32}
+# A candidate's run may take this many times the yardstick's run on the same device before a run
+# cut short by the grading's limit is the candidate's timeout rather than the device's slowness.
+CONTROL_FACTOR = 4.0
 # A kernel launched from a host loop is launched once per iteration: beyond this, the run on a
 # CPU would take minutes, and the schedule is left for a GPU to grade.
 MAX_LAUNCHES = 4096
@@ -516,7 +520,7 @@ class OpenCLRunner:
 
         await_stage(self.child, "started", deadline_s, "start an OpenCL device", infrastructure=True)
         started = next((m for m in self.child.messages if m.get("stage") == "started"), {})
-        return str(started.get("device", "an OpenCL device"))[:200]
+        return str(started.get("device", "an OpenCL device"))[:1000]
 
     def build_yardstick(self, yardstick: KernelProgram) -> None:
         """Have the runner build the yardstick now (it needs no submission): it builds while the
@@ -544,18 +548,39 @@ class OpenCLRunner:
         """What run() returns, once the runner has done what start() asked."""
         from .measure import await_stage
 
-        self.device(deadline_s)
-        await_stage(self.child, "yardstick-built", deadline_s, "build the yardstick's kernels", infrastructure=True)
+        end = time.monotonic() + deadline_s
+        left = lambda: max(0.0, end - time.monotonic())  # noqa: E731  (one deadline for every stage)
+        device = self.device(left())
+        await_stage(self.child, "yardstick-built", left(), "build the yardstick's kernels", infrastructure=True)
         if not self.child.wait_for_message(lambda: "candidate-built" in self.child.stages_reached
-                                           or self.child.last_message("build-failed"), deadline_s):
-            await_stage(self.child, "candidate-built", deadline_s, "build your kernels for the OpenCL device")
+                                           or self.child.last_message("build-failed"), left()):
+            await_stage(self.child, "candidate-built", left(), "build your kernels for the OpenCL device")
         failed = self.child.last_message("build-failed")
         if failed:
             raise BuildFailed(str(failed.get("program")), str(failed.get("log", ""))[:1500])
-        await_stage(self.child, "yardstick-ran", deadline_s, "run the yardstick's kernels", infrastructure=True)
-        await_stage(self.child, "candidate-ran", deadline_s, "run on the OpenCL device")
-        await_stage(self.child, "candidate-reversed-ran", deadline_s, "run on the OpenCL device with thread ids numbered backwards")
+        await_stage(self.child, "yardstick-ran", left(), "run the yardstick's kernels", infrastructure=True)
+        reached = self.child.stages_reached
+        control_s = reached["yardstick-ran"] - reached.get("ready", reached["yardstick-ran"])
+        for stage, after, doing in (("candidate-ran", "yardstick-ran", "run on the OpenCL device"),
+                                    ("candidate-reversed-ran", "candidate-ran",
+                                     "run on the OpenCL device with thread ids numbered backwards")):
+            self._await_candidate(stage, after, doing, left, control_s, device)
         return _read_runs(self.result_path, self.shape)
+
+    def _await_candidate(self, stage: str, after: str, doing: str, left, control_s: float, device: str) -> None:
+        """Wait for one of the candidate's runs. If time runs out while it has run less than
+        CONTROL_FACTOR times as long as the yardstick's own run on this device, the device (a
+        simulator, a loaded machine) is too slow for the grading's limit: the grader's fault,
+        decided from what the trusted side timed, never from what the candidate did."""
+        from .measure import InfrastructureError, await_stage
+
+        if not self.child.wait_for_stage(stage, left()) and self.child.proc.poll() is None:
+            ran_s = time.monotonic() - self.child.stages_reached[after]
+            if ran_s < CONTROL_FACTOR * control_s:
+                raise InfrastructureError(
+                    f"{device} is too slow for the grading's time limit: the yardstick's kernels took {control_s:.1f} s "
+                    f"there, and yours had run {ran_s:.1f} s when the time ran out (not your code)")
+        await_stage(self.child, stage, left(), doing)
 
     def _write(self, name: str, program: KernelProgram) -> None:
         with open(os.path.join(self.child.workdir, f"{name}.json"), "w", encoding="utf-8") as handle:
@@ -575,3 +600,21 @@ def _read_runs(path: str, shape) -> dict[str, list]:
     from .measure import read_results
 
     return dict(zip(RUNS, read_results(path, shape, len(RUNS))))
+
+
+# What working_device() starts a runner for: the smallest convolution, no program ever run.
+_PROBE_SHAPE = {"batch": 1, "in_channels": 1, "height": 4, "width": 4, "out_channels": 1, "kernel": 3, "padding": 1}
+
+
+def working_device(deadline_s: float = 120.0) -> str:
+    """The OpenCL device a grading would use here, found as a grading finds it: by a runner in its
+    own world, which builds and runs a probe kernel on each device in turn (opencl_device.py).
+    Its description, or InfrastructureError with each device's own build log and what to install."""
+    from ..problems.workload import ConvShape
+    from .config import GraderConfig
+
+    runner = OpenCLRunner(ConvShape(**_PROBE_SHAPE), GraderConfig())
+    try:
+        return runner.device(deadline_s)
+    finally:
+        runner.close()

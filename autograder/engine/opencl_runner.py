@@ -1,11 +1,13 @@
-"""Child process: runs a GPU schedule's kernels on an OpenCL device (PoCL on the CPU), confined.
+"""Child process: runs a GPU schedule's kernels on an OpenCL device (PoCL, or Oclgrind, on the CPU), confined.
 
 Usage (by the evaluator only, through OpenCLRunner): python -m autograder.engine.opencl_runner FD
 RESULT_BYTES, then on stdin one JSON line {"shape": ConvShape spec, "seed": N} once yardstick.json
 is in this process's directory, and one more line once candidate.json is (each an
 engine/opencl.py KernelProgram). This process never imports TVM.
 
-In order: its own namespaces (world.py) first thing; PoCL started; every program built from
+In order: its own namespaces (world.py) first thing; a device chosen by building and running a
+probe kernel on each in turn (opencl_device.py: a device that lists itself may build nothing);
+every program built from
 its OpenCL C (PoCL's compiler runs in this process and links each kernel with /usr/bin/ld: the
 only time anything is executed, before confinement, on source TVM generated from a validated
 trace) with work-group specialisation off, so that no launch needs the linker again; then
@@ -23,6 +25,8 @@ import json
 import os
 import sys
 
+from .opencl_device import DEVICES_ENV, NoWorkingDevice, choose, describe
+
 RESULT_FILE = "result.f32"
 # Ids numbered backwards: a macro may name the builtin it replaces (C does not expand it again).
 REVERSED_IDS = (
@@ -34,15 +38,46 @@ RUNS = ("yardstick", "candidate", "candidate-reversed")  # the order of the resu
 LINKER = "/usr/bin/ld"
 
 
+# The grader's own switches for the OpenCL implementations (the instructor's environment, not the
+# student's): which devices to try, PoCL's and Oclgrind's settings, the ICD loader's registry.
+PASSED_THROUGH = ("POCL_", "OCLGRIND_", "OCL_ICD_", DEVICES_ENV)
+# Where the system's ICD loader registry lives, and where a system PoCL keeps its kernel headers.
+ICD_REGISTRY = "/etc/OpenCL/vendors"
+
+
 def environment(workdir: str) -> dict[str, str]:
-    """What the runner's PoCL is told (set by the evaluator, before the runner starts)."""
+    """What the runner's OpenCL is told (set by the evaluator, before the runner starts)."""
+    given = {key: value for key, value in os.environ.items() if key.startswith(PASSED_THROUGH)}
     return {
+        **given,
         "POCL_CACHE_DIR": os.path.join(workdir, "pocl-cache"),  # its own, removed with it
         "POCL_WORK_GROUP_SPECIALIZATION": "0",  # one build a kernel, at build time: no linking later
         "POCL_MAX_PTHREAD_COUNT": "1",  # one core, work-groups in order: repeatable, and kind to the machine
         "PYOPENCL_NO_CACHE": "1",
         "POCL_DEBUG": "0",
     }
+
+
+def system_icd_paths(registry: str = ICD_REGISTRY) -> tuple[str, ...]:
+    """The system's ICD registry and what a registered PoCL reads besides its library (its
+    kernel headers in PREFIX/share/pocl): without them a system PoCL (Debian's, whose LLVM knows
+    newer CPUs than PyPI's) is invisible in the runner's world, or fails with '1 error generated'."""
+    if not os.path.isdir(registry):
+        return ()
+    paths = [registry]
+    for name in sorted(os.listdir(registry)):
+        try:
+            with open(os.path.join(registry, name), encoding="utf-8", errors="replace") as handle:
+                library = handle.readline().strip()
+        except OSError:
+            continue
+        folder = os.path.dirname(os.path.realpath(library)) if os.path.isabs(library) else "/usr/lib"
+        for up in (folder, os.path.dirname(folder), os.path.dirname(os.path.dirname(folder))):
+            share = os.path.join(up, "share", "pocl") if up != "/" else ""
+            if share and os.path.isdir(share):
+                paths.append(share)
+                break
+    return tuple(dict.fromkeys(paths))
 
 
 def linker_paths() -> tuple[str, ...]:
@@ -60,19 +95,23 @@ def main(argv: list[str]) -> None:
     result_bytes = int(argv[1])
     workdir = os.getcwd()
     policy = Policy(private_dir=workdir, writable_files=(os.path.join(workdir, RESULT_FILE),),
-                    max_file_bytes=result_bytes, threads=True, extra_readable=linker_paths())
+                    max_file_bytes=result_bytes, threads=True, extra_readable=linker_paths() + system_icd_paths())
     entered = enter_world(policy)
     import numpy as np
 
     try:
         import pyopencl as cl
 
-        context = cl.Context([_device(cl)])
-    except Exception as error:
+        device, trials = choose(cl, os.environ.get(DEVICES_ENV))
+        context = cl.Context([device])
+    except NoWorkingDevice as error:
+        send({"kind": "internal", "message": str(error)})
+        return
+    except Exception as error:  # no pyopencl, or an ICD loader without vendors
         send({"kind": "internal", "message": f"no OpenCL device here: {_last_line(error)}"})
         return
     queue = cl.CommandQueue(context)
-    send({"kind": "stage", "stage": "started", "device": _describe(context.devices[0])})
+    send({"kind": "stage", "stage": "started", "device": describe(device, trials)})
     # First the yardstick (known before any submission is: built while the evaluator compiles),
     # then the candidate.
     request = json.loads(sys.stdin.readline() or "{}")
@@ -106,19 +145,6 @@ def main(argv: list[str]) -> None:
                 results.write(np.ascontiguousarray(array, dtype=np.float32).tobytes())
             results.flush()
             send({"kind": "stage", "stage": f"{run}-ran"})
-
-
-def _device(cl):
-    """The first CPU device (PoCL's), or the first of any kind."""
-    devices = [d for p in cl.get_platforms() for d in p.get_devices()]
-    if not devices:
-        raise RuntimeError("no OpenCL platform has a device")
-    cpus = [d for d in devices if d.type & cl.device_type.CPU]
-    return (cpus or devices)[0]
-
-
-def _describe(device) -> str:
-    return f"the OpenCL device '{device.name.strip()}' ({device.platform.name.strip()})"
 
 
 def _read_plan(name: str) -> dict:

@@ -79,9 +79,10 @@ class Result:
         return cls(**data)
 
     def to_text(self) -> str:
-        lines = [
-            f"{self.problem} ({self.target}): {self.status.upper()}  score {self.score:.2f}",
-        ]
+        # A grader fault is not the student's score: say it is pending rather than print a 0.
+        headline = "GRADER FAULT  not scored (pending until regraded; nothing counts against you)" if self.grader_fault \
+            else f"{self.status.upper()}  score {self.score:.2f}"
+        lines = [f"{self.problem} ({self.target}): {headline}"]
         if self.variant and self.variant.get("student"):
             lines.append(f"  workload: the variant of {visible(str(self.variant['student']))}: {_shape_text(self.variant)}")
         if self.speedup is not None:

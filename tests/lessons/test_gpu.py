@@ -174,6 +174,7 @@ def bind_pixels(threads: int, T_add_at_thread: bool = True, scope: str | None = 
     return schedule
 
 
+@pytest.mark.opencl
 @pytest.mark.slow
 def test_exercise_7_accepts_a_right_binding_run_on_the_opencl_device(fused_func):
     feedback = exercises.gpu_binding(fused_func, bind_pixels(128))
@@ -195,14 +196,16 @@ def test_exercise_7_names_what_is_missing(fused_func):
     assert "your schedule raised" in str(exercises.gpu_binding(fused_func, raises))
 
 
+@pytest.mark.opencl
 @pytest.mark.slow
-def test_exercise_7_refuses_kernels_that_go_wrong_when_run(fused_func):
+def test_exercise_7_refuses_kernels_that_go_wrong_when_run(fused_func, native_opencl):
     # T_add and ReLU at the block loop, the conv's sums in each thread's own registers (a whole
     # block's worth per thread): it binds and compiles, and its kernels go wrong when they run.
     feedback = exercises.gpu_binding(fused_func, bind_pixels(128, T_add_at_thread=False, scope="local"))
     assert not feedback.passed and "its kernels failed on the OpenCL device (crashed)" in str(feedback), str(feedback)
 
 
+@pytest.mark.opencl
 @pytest.mark.slow
 def test_the_lesson_runs_the_yardstick_kernels_on_the_opencl_device():
     from tvm import s_tir
@@ -214,3 +217,24 @@ def test_the_lesson_runs_the_yardstick_kernels_on_the_opencl_device():
     problem.apply_yardstick(yardstick)
     run = gpu.run_on_opencl(yardstick.mod)
     assert run.correct and run.launches == 2 and "OpenCL device" in run.device
+
+
+def test_where_no_device_builds_kernels_the_lesson_says_what_it_could_not_run_and_goes_on(monkeypatch):
+    # PoCL refusing every build, and only PoCL tried: a CPU newer than PyPI's PoCL, with no simulator
+    from tvm import s_tir
+
+    from autograder.problems import get_problem
+
+    import importlib.util
+
+    if importlib.util.find_spec("pocl_binary_distribution") is None:
+        pytest.skip("PyPI's PoCL is not installed here (the course's pyproject installs it on x86-64 Linux)")
+    monkeypatch.setenv("POCL_EXTRA_BUILD_FLAGS", "-cl-no-such-option")
+    monkeypatch.setenv("TVM_COURSE_OPENCL_DEVICES", "portable computing language")
+    problem = get_problem("gpu-fused-conv")
+    yardstick = s_tir.Schedule(problem.workload())
+    problem.apply_yardstick(yardstick)
+    table = gpu.opencl_table({"the yardstick": yardstick.mod})
+    assert table.title == "Not run: no OpenCL device here builds kernels"
+    assert table.column("correct") == ["not run here"]
+    assert "Invalid build option: -cl-no-such-option" in table.note and "apt-get install pocl-opencl-icd" in table.note
