@@ -117,7 +117,10 @@ def choose(cl, wanted: str | None = None):
             return device, trials
     if not listed and wanted:
         raise NoWorkingDevice(trials, f"no OpenCL device here matches {DEVICES_ENV}={wanted!r}")
-    raise NoWorkingDevice(trials)
+    error = NoWorkingDevice(trials)
+    if wanted:  # the instructor's choice left others untried: say so
+        error.args = (f"{error.args[0]} (only the devices matching {DEVICES_ENV}={wanted!r} were tried)",)
+    raise error
 
 
 def describe(device, trials: list[Trial]) -> str:
