@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import typing
 from pathlib import Path
@@ -144,6 +145,17 @@ def bench_grader(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"tvm-course bench-grader: {error}", file=sys.stderr)
         return EXIT_USAGE
+    if args.load:
+        print(f"under load: {args.load} busy processes at normal priority, each in a session of its own, "
+              f"on {os.cpu_count()} cores")
+    with grader_bench.busy_load(args.load):
+        return _bench_each(args, source, what, config, workloads)
+
+
+def _bench_each(args, source: str, what: str, config, workloads) -> int:
+    from ..engine import grader_bench
+    from ..engine.pipeline import UsageError
+
     summaries = {}
     for cpu in (args.cpus.split(",") if args.cpus else [config.mcpu]):
         cpu = None if cpu in (None, "", "host") else cpu
@@ -155,10 +167,20 @@ def bench_grader(args: argparse.Namespace) -> int:
             except UsageError as error:
                 print(f"tvm-course bench-grader: {error}", file=sys.stderr)
                 return EXIT_USAGE
+            host = host_cpu()
+            for line in grader_bench.calibration_lines(args.problem, cpu or host, host):
+                print(line)
             print()
     if len(summaries) > 1:
         print(grader_bench.per_cpu_table(summaries))
     return 0
+
+
+def host_cpu() -> str:
+    """LLVM's name for this machine's CPU."""
+    import tvm
+
+    return str(tvm.target.Target.from_device(tvm.cpu()).attrs.get("mcpu", "unknown"))
 
 
 def _workload(text: str):
@@ -204,6 +226,9 @@ def register(subparsers) -> None:
     bench.add_argument("--runs", type=int, default=10)
     bench.add_argument("--cpus", metavar="A,B,...", help="run once per LLVM CPU (host for this one), e.g. host,haswell,znver3, "
                        "and end with the speed against the yardstick and its spread for each")
+    bench.add_argument("--load", type=int, default=0, metavar="N",
+                       help="grade while N busy processes run beside (each in its own session, stopped at the end): "
+                            "the spread between gradings on a loaded machine")
     bench.add_argument("--variants", metavar="A,B,...", help="grade on these workloads: journal, or HEIGHTxWIDTHxCHANNELS "
                        "of a student variant (e.g. journal,160x160x8,256x256x24), and end with a table")
     add_config_arguments(bench)

@@ -40,6 +40,10 @@ class GraderConfig:
     min_repeat_ms: float = _setting(
         15.0, "Each timing sample runs the function back to back a fixed number of times, enough to last this long."
     )
+    slice_ms: float = _setting(
+        0.5, "A sample is the fastest of slices this long (a slice the scheduler interrupted is slower, never "
+        "faster): shorter than the kernel's time slice, so that on a busy machine most run whole."
+    )
     max_timing_rounds: int = _setting(
         45, "Rounds go on past timing_rounds, up to this many, while the speed's confidence interval straddles a band edge."
     )
@@ -75,7 +79,7 @@ class GraderConfig:
 
     def __post_init__(self) -> None:
         positive = ("student_timeout_s", "student_memory_mb", "evaluate_timeout_s", "evaluate_memory_mb",
-                    "output_tail_chars", "threads", "timing_rounds", "baseline_rounds", "min_repeat_ms", "max_timing_rounds",
+                    "output_tail_chars", "threads", "timing_rounds", "baseline_rounds", "min_repeat_ms", "slice_ms", "max_timing_rounds",
                     "band_confidence", "timing_budget_s")
         for name in positive:
             value = getattr(self, name)

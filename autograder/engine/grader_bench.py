@@ -5,7 +5,10 @@ A benchmark, not a test: it prints numbers for a person to compare against the g
 """
 from __future__ import annotations
 
+import contextlib
 import statistics
+import subprocess
+import sys
 import time
 
 from .bench import Stats
@@ -77,6 +80,47 @@ def run(problem: str, source: str, runs: int, config: GraderConfig, out=print, v
             f"{rest.median:.2f} s [{rest.minimum:.2f}-{rest.maximum:.2f}] (goal for the whole <= {GOAL_WARM_SECONDS:g} s, warm)")
     out(f"statuses seen: {', '.join(summary['statuses'])}; scores seen: {', '.join(f'{s:.2f}' for s in summary['scores'])}")
     return summary
+
+
+@contextlib.contextmanager
+def busy_load(processes: int, limit_s: float = 3600.0):
+    """`processes` busy loops at normal priority, each in a session of its own (as other users'
+    work is: the kernel's autogroup weighs sessions against each other), for the benchmark of
+    the spread between gradings on a loaded machine. Each stops by itself after `limit_s`, and
+    all are killed on leaving."""
+    loop = f"import time\nend = time.monotonic() + {float(limit_s)!r}\nwhile time.monotonic() < end:\n    pass\n"
+    started = [subprocess.Popen([sys.executable, "-c", loop], start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(processes)]
+    try:
+        yield started
+    finally:
+        for process in started:
+            process.kill()
+        for process in started:
+            process.wait()
+
+
+def calibration_lines(problem: str, cpu: str, host: str) -> list[str]:
+    """What the problem's calibration measured for code compiled for `cpu` (on this host's
+    microarchitecture first), or what a CPU outside it may see."""
+    found = get_problem(problem)
+    measured = found.measured_for(cpu)
+    if not found.measured:
+        return []
+    if not measured:
+        solution = [m.median for m in found.measured if m.schedule == "solution"]
+        full = max(b.min_speedup for b in found.speed_bands)
+        return [f"  calibration: nothing was measured compiled for {cpu}; the bands were set from code run on "
+                f"{', '.join(found.calibrated_hosts())}, where the solution measured {min(solution):.2f}x to "
+                f"{max(solution):.2f}x the yardstick (all the speed points from {full:g}x). Its speed follows the core "
+                f"that runs it: on a CPU outside those, compare it with this run's own numbers above"]
+    measured.sort(key=lambda m: (m.host != host, m.host, m.schedule))
+    lines = [f"  calibration, compiled for {cpu} (median [min-max] against the yardstick):"]
+    for m in measured:
+        lines.append(f"    on a {m.host:8s} {m.schedule:22s} {m.median:.2f}x [{m.low:.2f}-{m.high:.2f}]  ({m.how})")
+    if host not in {m.host for m in measured}:
+        lines.append(f"    this host ({host}) is not among those: its own numbers are the ones above")
+    return lines
 
 
 def per_cpu_table(summaries: dict[str, dict]) -> str:

@@ -71,7 +71,8 @@ def time_rounds(session, modules: dict, problem, inputs, config) -> dict[str, li
     as many rounds as it takes to decide the candidate's speed band (bench.BandRule)."""
     from .bench import measure_interleaved, tvm_timer
 
-    timers = {name: tvm_timer(module, session.device, _arguments(session, problem.shape, inputs), config.min_repeat_ms)
+    timers = {name: tvm_timer(module, session.device, _arguments(session, problem.shape, inputs), config.min_repeat_ms,
+                              slice_ms=config.slice_ms)
               for name, module in modules.items()}
     return measure_interleaved(
         timers, rounds=config.timing_rounds, max_rounds=config.max_timing_rounds, settle=("yardstick", "candidate"),

@@ -108,3 +108,22 @@ def compile_schedule(func, schedule: ScheduleFn | None, target):
     import tvm
 
     return tvm.compile(apply(func, schedule).mod, target)
+
+
+def calibration_table(problem: str, host_cpu: str):
+    """What the grader's speed bands were set from: the reference schedules' speed against the
+    yardstick, measured on named microarchitectures (the problem's calibration), as a Table,
+    with where this machine's CPU stands among them."""
+    from ..problems import get_problem
+    from .tables import Table
+
+    found = get_problem(problem)
+    rows = [(m.host, m.cpu, m.schedule, f"{m.median:.2f}x", f"{m.low:.2f}-{m.high:.2f}x")
+            for m in sorted(found.measured, key=lambda m: (m.host, m.cpu, m.schedule))]
+    bands = ", ".join(f"{b.credit:.0%} of the speed points from {b.min_speedup:g}x" for b in found.speed_bands)
+    hosts = found.calibrated_hosts()
+    where = (f"This machine's CPU ({host_cpu}) is among those measured." if host_cpu in hosts else
+             f"This machine's CPU ({host_cpu}) is not among those measured ({', '.join(hosts)}): the ratio follows the "
+             "core that runs the code, so yours may sit elsewhere; the grader times yours beside the yardstick here.")
+    return Table.of(("ran on", "compiled for", "schedule", "vs yardstick", "range"), rows,
+                    f"How the speed bands of {problem} were set", note=f"Bands: {bands}. {where}")

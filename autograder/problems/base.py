@@ -26,6 +26,21 @@ class Weights:
 
 
 @dataclass(frozen=True)
+class Measured:
+    """One calibration measurement: a reference schedule's speed against the yardstick, compiled
+    for `cpu` (an LLVM CPU name) and run on a core of the `host` microarchitecture, as the median
+    [min-max] of several gradings (`how` says which command, on what day, under what load)."""
+
+    host: str  # the microarchitecture that ran the code (LLVM's name for it: znver4, znver5, ...)
+    cpu: str  # what the code was compiled for (the host's own name: its own code)
+    schedule: str  # "solution", "yardstick", "journal", or "blocked VARIANT"
+    median: float
+    low: float
+    high: float
+    how: str
+
+
+@dataclass(frozen=True)
 class Problem:
     name: str
     title: str
@@ -46,6 +61,16 @@ class Problem:
     atol: float = 1e-4
     # A speedup above this is flagged for a human to look at.
     implausible_speedup: float = 50.0
+    # The reference schedules measured against the yardstick on several microarchitectures: what
+    # the speed bands were set from (bench-grader and lesson 2 print it beside their own numbers).
+    measured: tuple[Measured, ...] = ()
+
+    def measured_for(self, cpu: str) -> list[Measured]:
+        """The calibration's measurements of code compiled for `cpu` (on any host)."""
+        return [m for m in self.measured if m.cpu == cpu]
+
+    def calibrated_hosts(self) -> list[str]:
+        return sorted({m.host for m in self.measured})
 
     def with_shape(self, shape: ConvShape) -> "Problem":
         """This problem on another workload shape (a student's variant)."""

@@ -66,7 +66,7 @@ def noisy(values):
     return lambda: next(values)
 
 
-BANDS = (1.1, 1.25, 1.45)  # tile-fused-conv's edges
+BANDS = (1.1, 1.25, 1.45)  # edges of a problem (tile-fused-conv had these until its bands were set from several CPUs)
 RULE = BandRule(BANDS, least=10, most=45, confidence=0.99)
 
 
