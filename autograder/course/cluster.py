@@ -92,7 +92,7 @@ def seed_gradebook(main_path: Path, destination: Path, course_id: str) -> bytes:
 
 def course_payload(root: Path, coursedir, assignment: str, seed: bytes, cell_timeout, grader_settings: dict,
                    feedback: bool, allow_unconfined: bool,
-                   submission_timeout_s: float = DEFAULT_SUBMISSION_TIMEOUT_S) -> dict:
+                   submission_timeout_s: float = DEFAULT_SUBMISSION_TIMEOUT_S, earlier: dict | None = None) -> dict:
     from ..problems.variants import course_secret
     from .course_dir import CONFIG_FILE
 
@@ -106,6 +106,7 @@ def course_payload(root: Path, coursedir, assignment: str, seed: bytes, cell_tim
         "gradebook": seed,
         "cell_timeout": cell_timeout,
         "grader_settings": dict(grader_settings),
+        "earlier": dict(earlier or {}),
         "feedback": feedback,
         "allow_unconfined": allow_unconfined,
         "submission_timeout_s": float(submission_timeout_s),
@@ -208,10 +209,12 @@ def _autograde(root: Path, course: dict, student: str, gradebook: Path) -> dict:
     from .workers import Job, WorkerSetup, behind_timings, grade_submission
 
     assignment = course["assignment"]
-    config = load_course_config(root, cell_timeout=course["cell_timeout"], grader_settings=course["grader_settings"])
+    earlier = {student: course["earlier"][student]} if student in course.get("earlier", {}) else {}
+    config = load_course_config(root, cell_timeout=course["cell_timeout"], grader_settings=course["grader_settings"],
+                                earlier=earlier)
     config.CourseDirectory.db_url = sqlite_url(gradebook)
     coursedir = course_directory(config)
-    setup = WorkerSetup(root, assignment, course["cell_timeout"], course["grader_settings"], course["feedback"])
+    setup = WorkerSetup(root, assignment, course["cell_timeout"], course["grader_settings"], course["feedback"], earlier)
     behind_timings(TrustedGrader(config=config).grader_config())
     outcome = grade_submission(lambda db: NbGraderAPI(coursedir=coursedir, config=config), setup, Job(student, gradebook))
     reply: dict = {"ok": outcome.ok, "error": outcome.error}

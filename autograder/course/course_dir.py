@@ -44,8 +44,10 @@ def put_environment_tools_on_path() -> None:
         os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
 
 
-def load_course_config(root: Path, *, cell_timeout: float | None = None, grader_settings: dict | None = None) -> Config:
-    """The course's nbgrader Config, with the grading run's overrides applied."""
+def load_course_config(root: Path, *, cell_timeout: float | None = None, grader_settings: dict | None = None,
+                       earlier: dict | None = None) -> Config:
+    """The course's nbgrader Config, with the grading run's overrides applied (`earlier`: the
+    speed of earlier gradings of the same submissions, nbgrader_ext/steady.py)."""
     put_environment_tools_on_path()
     try:
         config = PyFileConfigLoader(CONFIG_FILE, path=str(root)).load_config()
@@ -59,6 +61,8 @@ def load_course_config(root: Path, *, cell_timeout: float | None = None, grader_
         settings = dict(config.TrustedGrader.get("settings", {}))
         settings.update(grader_settings)
         config.TrustedGrader.settings = settings
+    if earlier:
+        config.TrustedGrader.earlier = dict(earlier)
     return config
 
 

@@ -44,7 +44,7 @@ from .submissions import (
     Decision, RunAbilities, fingerprint, find_submissions, graded_directory, grading_decision, record_graded,
     recorded_submissions, submission_digest,
 )
-from .retime import DISTURBED_FRACTION, disturbed, measured_peaks
+from .retime import DISTURBED_FRACTION, disturbed, earlier_speeds, measured_peaks, retimed_notes
 from .summary import Row, collect_rows, write_csv, write_fault_log
 from .tampering import ReleasedAssignment
 from .workers import Job, JobOutcome, WorkerSetup, run_jobs
@@ -172,6 +172,9 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
     retried: dict[str, str] = {}
     machines: dict[str, str] = {}
     before = {s.student: fingerprint(s.directory) for s in todo}
+    # The speed of the gradings already made of these very submissions: a re-timing keeps its band
+    # unless it decides otherwise (nbgrader_ext/steady.py). Read before the graded copies are replaced.
+    earlier = earlier_speeds(coursedir, options.assignment, todo)
     digests = {s.student: submission_digest(s.directory) for s in todo}
     costs: dict[str, list[float]] = {}
 
@@ -221,9 +224,10 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
             cost("record and row", began)
             say.done(outcome, row, failures.get(outcome.student))
 
-        def grade(these: list) -> None:
+        def grade(these: list, earlier: dict) -> None:
             if options.scheduler:
-                cluster_run = _grade_on_cluster(options, root, coursedir, these, Path(scratch), merged, failures, finished)
+                cluster_run = _grade_on_cluster(options, root, coursedir, these, Path(scratch), merged, failures, finished,
+                                                earlier)
                 lost = {s: f"started on {len(w)} workers ({', '.join(w)}): a worker was lost while grading it"
                         for s, w in cluster_run.retried.items()}
                 retried.update(lost)
@@ -231,12 +235,13 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
                 for student, why in lost.items():
                     say.line(f"retried: {student}: {why}")
             else:
-                setup = WorkerSetup(root, options.assignment, options.cell_timeout, dict(options.grader_settings), options.feedback)
+                setup = WorkerSetup(root, options.assignment, options.cell_timeout, dict(options.grader_settings), options.feedback,
+                                    earlier)
                 jobs = [Job(s.student, Path(scratch) / f"{s.student}.db") for s in these]
                 run_jobs(setup, jobs, options.workers, options.submission_timeout_s, hand_out, finished, autograded=record)
 
         if todo:
-            grade(todo)
+            grade(todo, earlier)
             # Once more, for a timing that ran on a disturbed core (retime.py): its credit is the second grading's.
             again = disturbed(measured_peaks({s.student: graded_directory(coursedir, options.assignment, s.student)
                                               for s in todo if s.student not in failures}), options.retime_below)
@@ -246,7 +251,11 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
                     retried[student] = f"timed again: {why}"
                     say.line(f"timing again: {student}: {why}")
                 merged.difference_update(again)
-                grade([s for s in todo if s.student in again])
+                # Not steadied: this run's first timing of them is known to be wrong.
+                grade([s for s in todo if s.student in again], {})
+            for student, note in retimed_notes({s: graded_directory(coursedir, options.assignment, s) for s in earlier
+                                                if s not in failures and s not in again}).items():
+                retried[student] = f"{decisions[student]}, the same submission: {note}"
 
     for submission in todo:
         if fingerprint(submission.directory) != before[submission.student]:
@@ -264,7 +273,7 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
 
 
 def _grade_on_cluster(options: GradingOptions, root: Path, coursedir, todo, scratch: Path, merged: set[str],
-                      failures: dict[str, str], finished):
+                      failures: dict[str, str], finished, earlier: dict):
     """Grade `todo` on the Dask cluster; each reply is checked (cluster.accept) before its notebooks,
     feedback and gradebook rows are written here, once per submission."""
     from . import cluster
@@ -273,7 +282,7 @@ def _grade_on_cluster(options: GradingOptions, root: Path, coursedir, todo, scra
     seed = cluster.seed_gradebook(sqlite_path(main_url), scratch / "seed.db", coursedir.course_id)
     course = cluster.course_payload(root, coursedir, options.assignment, seed, options.cell_timeout,
                                     options.grader_settings, options.feedback, options.allow_unconfined,
-                                    options.submission_timeout_s)
+                                    options.submission_timeout_s, earlier)
     notebooks = {s.student: s.notebooks for s in todo}
     directories = {s.student: s.directory for s in todo}
     machines: dict[str, str] = {}

@@ -65,3 +65,41 @@ def measured_peaks(graded_directories: Mapping[str, Path]) -> dict[str, tuple[st
                     if student not in peaks or peak < peaks[student][1]:
                         peaks[student] = (where, float(peak))
     return peaks
+
+
+def earlier_speeds(coursedir, assignment: str, submissions) -> dict[str, dict[str, dict]]:
+    """student -> answer grade_id -> the speed of the grading already made of the very same
+    submission (its graded copy records the digest it had: submissions.record_graded), for the
+    trusted grader to keep where a re-timing does not decide otherwise (nbgrader_ext/steady.py).
+    Read before this run overwrites the graded copies; a changed submission has none."""
+    from ..nbgrader_ext.steady import Earlier
+    from .submissions import graded_directory, submission_digest
+    from .submissions import graded_record as graded_digest
+
+    found: dict[str, dict[str, dict]] = {}
+    for submission in submissions:
+        directory = graded_directory(coursedir, assignment, submission.student)
+        if not directory.is_dir() or graded_digest(directory) != submission_digest(submission.directory):
+            continue
+        speeds = {}
+        for path in sorted(Path(directory).glob("*.ipynb")):
+            record = graded_record(path)
+            for grade_id, result in (record or {}).get("results", {}).items():
+                earlier = Earlier.from_result(result)
+                if earlier is not None:
+                    speeds[str(grade_id)] = earlier.to_dict()
+        if speeds:
+            found[submission.student] = speeds
+    return found
+
+
+def retimed_notes(graded_directories: Mapping[str, Path]) -> dict[str, str]:
+    """student -> what a re-timing did to their speed band (steady.py's note in the new record)."""
+    notes: dict[str, str] = {}
+    for student, directory in graded_directories.items():
+        for path in sorted(Path(directory).glob("*.ipynb")):
+            for result in ((graded_record(path) or {}).get("results") or {}).values():
+                note = result.get("retimed")
+                if isinstance(note, str) and note:
+                    notes[student] = note[:400]
+    return notes

@@ -67,6 +67,7 @@ class WorkerSetup:
     cell_timeout: float | None
     grader_settings: dict
     feedback: bool
+    earlier: dict = field(default_factory=dict)  # student -> answer -> the speed of an earlier grading (steady.py)
 
 
 def grade_submission(api_for, setup: WorkerSetup, job: Job, autograded: Callable[[], None] = lambda: None) -> JobOutcome:
@@ -151,7 +152,8 @@ def _worker_main(connection, setup: WorkerSetup) -> None:
         return
 
     def api_for(gradebook: Path):
-        config = load_course_config(setup.course_root, cell_timeout=setup.cell_timeout, grader_settings=setup.grader_settings)
+        config = load_course_config(setup.course_root, cell_timeout=setup.cell_timeout, grader_settings=setup.grader_settings,
+                                    earlier=setup.earlier)
         config.CourseDirectory.db_url = sqlite_url(gradebook)
         return NbGraderAPI(coursedir=course_directory(config), config=config)
 

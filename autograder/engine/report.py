@@ -50,6 +50,9 @@ class Result:
     trace_outline: list[str] | None = None
     # The workload graded: whose variant (student id, or None) and its sizes (problems/variants.py).
     variant: dict | None = None
+    # Set where this was a re-timing of the same submission (nbgrader_ext/steady.py): whether its
+    # speed band stood or moved, and why.
+    retimed: str = ""
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

@@ -46,6 +46,7 @@ from ..problems.variants import TABLE_FILE, VariantError, check_student_id, cour
 from .credit import GRADER_FAILED
 from .normalise import SUBMISSION_KEY, refusal_text, submission_record
 from .plan import METADATA_KEY, GradingPlan, PlanError, load_plan
+from .steady import Earlier
 from .trusted import TrustedGrading, TrustedVerdicts
 
 RESOURCE_KEY = "tvm_course_trusted_grading"
@@ -57,6 +58,10 @@ class TrustedGrader(Configurable):
 
     settings = Dict(
         {}, help="GraderConfig fields for the trusted re-grade (timing_rounds, rpc_tracker, rpc_key, ...)"
+    ).tag(config=True)
+    earlier = Dict(
+        {}, help="Set by `tvm-course grade`, not by hand: student -> answer grade_id -> the speed of an earlier "
+        "grading of the same submission, which a re-timing keeps unless it decides otherwise (nbgrader_ext/steady.py)",
     ).tag(config=True)
     execute_student_notebooks = Bool(
         False,
@@ -96,11 +101,14 @@ def start_grading(preprocessor, nb, resources) -> TrustedGrading | None:
     plan = load_source_plan(preprocessor, resources)
     if not plan:
         return None
-    config = TrustedGrader(parent=preprocessor).grader_config()
+    trusted = TrustedGrader(parent=preprocessor)
+    config = trusted.grader_config()
     student = resources["nbgrader"]["student"]
     # The student's own workload, derived again from the secret: never read from the submission.
     variant = variant_for(student, course_secret(_coursedir(preprocessor).root))
-    grading = TrustedGrading(plan, config, variant, student)
+    earlier = trusted.earlier.get(student)
+    earlier = {str(k): Earlier.from_dict(v) for k, v in earlier.items()} if isinstance(earlier, dict) else {}
+    grading = TrustedGrading(plan, config, variant, student, earlier={k: v for k, v in earlier.items() if v is not None})
     refused = submission_record(nb.metadata).get("refused")
     if refused is not None:
         preprocessor.log.warning("Not grading %s's notebook: %s", student, refused)

@@ -26,6 +26,7 @@ from .normalise import submission_record
 from .plan import METADATA_KEY, Answer, GradingPlan
 from .questions import mark_answers
 from .safe_arithmetic import read_assignments
+from .steady import Earlier, keep_band
 
 TRUSTED_NOTE = "(scored by the instructor's grader from the source of your answer cell, outside your notebook's kernel)"
 
@@ -86,8 +87,10 @@ def answer_sources(notebook, plan: GradingPlan) -> dict[str, str | None]:
 
 
 class TrustedGrading:
-    def __init__(self, plan: GradingPlan, config: GraderConfig, variant: Variant = JOURNAL, student: str | None = None):
+    def __init__(self, plan: GradingPlan, config: GraderConfig, variant: Variant = JOURNAL, student: str | None = None,
+                 earlier: dict[str, Earlier] | None = None):
         self.plan, self.config, self.variant, self.student = plan, config, variant, student
+        self.earlier = dict(earlier or {})  # answer grade_id -> an earlier grading's speed (steady.py)
         self._pool: ThreadPoolExecutor | None = None
         self._pending: dict[str, Future] = {}
         self.verdicts = TrustedVerdicts()
@@ -118,7 +121,8 @@ class TrustedGrading:
     def _grade_schedule(self, answer: Answer, source: str) -> Result:
         from ..engine.pipeline import grade_source
 
-        return grade_source(answer.name, source, self.config, variant=self.variant, student=self.student)
+        result = grade_source(answer.name, source, self.config, variant=self.variant, student=self.student)
+        return keep_band(result, self.earlier.get(answer.grade_id))
 
     def finish(self) -> TrustedVerdicts:
         """Wait for the schedule gradings and score every test cell of the plan."""
