@@ -260,23 +260,21 @@ def tvm_timer(module, device, args: Sequence, min_repeat_ms: float = 20.0, entry
     one call in every sample and grows the count by the golden ratio, throwing the short tries
     away: about a third of the grader's timing, measured.)
     """
-    floor_s = 0.9 * slice_ms / 1e3
-    total_s = max(min_repeat_ms, slice_ms) / 1e3
+    slice_s, total_s = slice_ms / 1e3, max(min_repeat_ms, slice_ms) / 1e3
 
-    def evaluator(number: int):
-        slices = max(1, round(total_s / max(floor_s / 0.9, number * state.get("seconds", floor_s))))
+    def evaluator(number: int, call_s: float = 0.0):
+        """`number` calls a slice, as many slices as fill `total_s` (`call_s`: one call's time)."""
+        slices = max(1, round(total_s / max(slice_s, number * call_s)))
         return module.time_evaluator(entry, device, number=number, repeat=slices)
 
-    state: dict = {"number": 1}
-    state["evaluator"] = evaluator(1)
+    state = {"number": 1, "evaluator": evaluator(1)}
 
     def run() -> float:
         while True:
             seconds = min(float(r) for r in state["evaluator"](*args).results)  # per call, fastest slice
-            if seconds * state["number"] >= floor_s or seconds <= 0:
+            if seconds * state["number"] >= 0.9 * slice_s or seconds <= 0:
                 return seconds
-            state["number"] = max(state["number"] + 1, math.ceil(slice_ms / 1e3 / seconds))
-            state["seconds"] = seconds
-            state["evaluator"] = evaluator(state["number"])
+            state["number"] = max(state["number"] + 1, math.ceil(slice_s / seconds))
+            state["evaluator"] = evaluator(state["number"], seconds)
 
     return run
