@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import io
-import json
 import math
 
 import nbformat
@@ -115,3 +114,24 @@ def _submission(root, student):
 
     coursedir, assignment = _course(root)
     return next(s for s in find_submissions(coursedir, assignment) if s.student == student)
+
+
+@pytest.mark.slow
+def test_an_earlier_speed_forged_in_the_submitted_notebook_is_never_the_one_kept(tmp_path):
+    # The journal's tiling (no speed points), handed in with a record of its own claiming full
+    # speed on this machine: normalising rebuilds the notebook from the source, and the trusted
+    # grader writes its own record, so the next run's earlier speed is the grader's.
+    root = copy_course(COURSE, tmp_path / "course")
+    release_assignment(root, "tiling")
+    submit_samples(root, "tiling", only=["ben"])
+    path = root / "submitted" / "ben" / "tiling" / "tiling.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    forged = {"status": "passed", "credit": {"speed": 0.3}, "yardstick_speedup": 9.9, "cpu": "znver4", "machine": "x"}
+    notebook.metadata[METADATA_KEY] = {"results": {"schedule": forged}}
+    nbformat.write(notebook, path)
+    report = grade_assignment(GradingOptions("tiling", course=root, workers=1, progress=io.StringIO(),
+                                             grader_settings={"timing_rounds": 5, "min_repeat_ms": 5.0, "student_timeout_s": 3.0}))
+    (ben,) = report.rows
+    assert ben.parts["speed"] == 0.0, ben
+    earlier = earlier_speeds(*_course(root), [_submission(root, "ben")])
+    assert [(e["speed"], e["machine"] != "x", e["median"] < 1) for e in earlier["ben"].values()] == [(0.0, True, True)]
