@@ -154,8 +154,10 @@ def bench_grader(args: argparse.Namespace) -> int:
 
 def _bench_each(args, source: str, what: str, config, workloads) -> int:
     from ..engine import grader_bench
+    from ..engine.cpus import cpu_name, cpu_target
     from ..engine.pipeline import UsageError
 
+    host = cpu_name(cpu_target())
     summaries = {}
     for cpu in (args.cpus.split(",") if args.cpus else [config.mcpu]):
         cpu = None if cpu in (None, "", "host") else cpu
@@ -167,20 +169,12 @@ def _bench_each(args, source: str, what: str, config, workloads) -> int:
             except UsageError as error:
                 print(f"tvm-course bench-grader: {error}", file=sys.stderr)
                 return EXIT_USAGE
-            host = host_cpu()
             for line in grader_bench.calibration_lines(args.problem, cpu or host, host):
                 print(line)
             print()
     if len(summaries) > 1:
         print(grader_bench.per_cpu_table(summaries))
     return 0
-
-
-def host_cpu() -> str:
-    """LLVM's name for this machine's CPU."""
-    import tvm
-
-    return str(tvm.target.Target.from_device(tvm.cpu()).attrs.get("mcpu", "unknown"))
 
 
 def _workload(text: str):

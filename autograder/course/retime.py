@@ -55,15 +55,11 @@ def measured_peaks(graded_directories: Mapping[str, Path]) -> dict[str, tuple[st
     trusted grader's record in each autograded notebook; a student with none is left out."""
     peaks: dict[str, tuple[str, float]] = {}
     for student, directory in graded_directories.items():
-        for path in sorted(Path(directory).glob("*.ipynb")):
-            record = graded_record(path)
-            if record is None:
-                continue
-            for result in record["results"].values():
-                where, peak = f"{result.get('machine')}/{result.get('cpu')}", result.get("peak_gflops")
-                if isinstance(peak, (int, float)) and not isinstance(peak, bool) and math.isfinite(peak) and peak > 0:
-                    if student not in peaks or peak < peaks[student][1]:
-                        peaks[student] = (where, float(peak))
+        for _, result in _graded_results(directory):
+            where, peak = f"{result.get('machine')}/{result.get('cpu')}", result.get("peak_gflops")
+            if isinstance(peak, (int, float)) and not isinstance(peak, bool) and math.isfinite(peak) and peak > 0:
+                if student not in peaks or peak < peaks[student][1]:
+                    peaks[student] = (where, float(peak))
     return peaks
 
 
@@ -82,12 +78,10 @@ def earlier_speeds(coursedir, assignment: str, submissions) -> dict[str, dict[st
         if not directory.is_dir() or graded_digest(directory) != submission_digest(submission.directory):
             continue
         speeds = {}
-        for path in sorted(Path(directory).glob("*.ipynb")):
-            record = graded_record(path)
-            for grade_id, result in (record or {}).get("results", {}).items():
-                earlier = Earlier.from_result(result)
-                if earlier is not None:
-                    speeds[str(grade_id)] = earlier.to_dict()
+        for grade_id, result in _graded_results(directory):
+            earlier = Earlier.from_result(result)
+            if earlier is not None:
+                speeds[str(grade_id)] = earlier.to_dict()
         if speeds:
             found[submission.student] = speeds
     return found
@@ -97,9 +91,16 @@ def retimed_notes(graded_directories: Mapping[str, Path]) -> dict[str, str]:
     """student -> what a re-timing did to their speed band (steady.py's note in the new record)."""
     notes: dict[str, str] = {}
     for student, directory in graded_directories.items():
-        for path in sorted(Path(directory).glob("*.ipynb")):
-            for result in ((graded_record(path) or {}).get("results") or {}).values():
-                note = result.get("retimed")
-                if isinstance(note, str) and note:
-                    notes[student] = note[:400]
+        for _, result in _graded_results(directory):
+            note = result.get("retimed")
+            if isinstance(note, str) and note:
+                notes[student] = note[:400]
     return notes
+
+
+def _graded_results(directory: Path):
+    """(answer grade_id, result dict) for each schedule the trusted grader recorded in a graded copy."""
+    for path in sorted(Path(directory).glob("*.ipynb")):
+        record = graded_record(path)
+        if record is not None:
+            yield from record["results"].items()

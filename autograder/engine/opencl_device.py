@@ -51,11 +51,17 @@ class Trial:
 class NoWorkingDevice(RuntimeError):
     """No OpenCL device here built and ran the probe kernel: each one's own reason is in `trials`."""
 
-    def __init__(self, trials: list[Trial], reason: str = ""):
+    def __init__(self, trials: list[Trial], wanted: str | None = None):
         self.trials = trials
         tried = "; ".join(f"{t.label}: {t.failure}" for t in trials)
-        what = reason or (f"no OpenCL device here could build and run a kernel (tried {tried})" if trials
-                          else "no OpenCL device here (no platform lists one)")
+        if trials:
+            what = f"no OpenCL device here could build and run a kernel (tried {tried})"
+            if wanted:  # the instructor's choice left others untried: say so
+                what += f" (only the devices matching {DEVICES_ENV}={wanted!r} were tried)"
+        elif wanted:
+            what = f"no OpenCL device here matches {DEVICES_ENV}={wanted!r}"
+        else:
+            what = "no OpenCL device here (no platform lists one)"
         super().__init__(f"{what}; {INSTALL_HINT}")
 
 
@@ -115,12 +121,7 @@ def choose(cl, wanted: str | None = None):
         trials.append(Trial(device.platform.name.strip(), device.name.strip(), failure))
         if not failure:
             return device, trials
-    if not listed and wanted:
-        raise NoWorkingDevice(trials, f"no OpenCL device here matches {DEVICES_ENV}={wanted!r}")
-    error = NoWorkingDevice(trials)
-    if wanted:  # the instructor's choice left others untried: say so
-        error.args = (f"{error.args[0]} (only the devices matching {DEVICES_ENV}={wanted!r} were tried)",)
-    raise error
+    raise NoWorkingDevice(trials, wanted)
 
 
 def describe(device, trials: list[Trial]) -> str:
@@ -128,7 +129,7 @@ def describe(device, trials: list[Trial]) -> str:
     text = f"the OpenCL device '{device.name.strip()}' ({device.platform.name.strip()})"
     skipped = [t for t in trials if t.failure]
     if skipped:
-        text += " (passed over: " + "; ".join(f"{t.label}: {_first_line(t.failure)}" for t in skipped) + ")"
+        text += " (passed over: " + "; ".join(f"{t.label}: {_gist(t.failure)}" for t in skipped) + ")"
     return text
 
 
@@ -139,5 +140,6 @@ def build_log(error: BaseException, count: int = 6) -> str:
     return " | ".join((own or lines)[-count:])[-1200:] or type(error).__name__
 
 
-def _first_line(text: str) -> str:
-    return text.split(" | ")[-1][:200]
+def _gist(failure: str) -> str:
+    """A failure's last line (build_log joins lines with ' | '): the compiler's own last word."""
+    return failure.split(" | ")[-1][:200]
