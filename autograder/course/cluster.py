@@ -36,12 +36,10 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Callable
 
 RESOURCE = "grading"
@@ -113,21 +111,7 @@ def course_payload(root: Path, coursedir, assignment: str, seed: bytes, cell_tim
     }
 
 
-# ---------------------------------------------------------------- worker side
-
-def _safe_relative(name: str) -> PurePosixPath:
-    path = PurePosixPath(name)
-    if not name or path.is_absolute() or any(part in ("", ".", "..") for part in path.parts) or "\\" in name:
-        raise ValueError(f"unsafe file name {name!r}")
-    return path
-
-
-def _write_tree(directory: Path, files: dict[str, bytes]) -> None:
-    for name, data in files.items():
-        target = directory / _safe_relative(name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-
+# ---------------------------------------------------------------- worker side: the task (cluster_worker grades)
 
 def grade_on_worker(course: dict, student: str, files: dict[str, bytes]) -> dict:
     """A Dask task: grade one submission in a scratch course; returns plain data (see `accept`)."""
@@ -158,76 +142,6 @@ def grade_on_worker(course: dict, student: str, files: dict[str, bytes]) -> dict
 
     reply.update(grade(course, student, files, float(course.get("submission_timeout_s") or DEFAULT_SUBMISSION_TIMEOUT_S)))
     reply["seconds"] = time.monotonic() - started
-    return reply
-
-
-def grade_in_scratch(course: dict, student: str, files: dict[str, bytes]) -> dict:
-    """In the worker's grading process: the submission graded in a private scratch course."""
-    reply: dict = {}
-    os.umask(0o077)
-    scratch = Path(tempfile.mkdtemp(prefix="tvm-course-worker-"))
-    try:
-        reply.update(_grade_in_scratch(scratch, course, student, files))
-    except Exception as error:  # noqa: BLE001 - our bug or nbgrader's, reported against this submission
-        reply["error"] = f"the grading on the worker failed: {error.__class__.__name__}: {error}"
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return reply
-
-
-def _grade_in_scratch(root: Path, course: dict, student: str, files: dict[str, bytes]) -> dict:
-    from ..problems.variants import SECRET_ENV, SECRET_FILE
-    from .course_dir import CONFIG_FILE
-
-    assignment = course["assignment"]
-    _safe_relative(student), _safe_relative(assignment)
-    (root / CONFIG_FILE).write_bytes(course["config"])
-    (root / SECRET_FILE).write_bytes(course["secret"])
-    _write_tree(root / "source" / assignment, course["source"])
-    _write_tree(root / "submitted" / student / assignment, files)
-    gradebook = root / "gradebook.db"
-    gradebook.write_bytes(course["gradebook"])
-    # The instructor's secret, not whatever this worker's environment holds: the same variants as
-    # a local run. (Untrusted children get none of the environment; sandbox.SAFE_ENV_KEYS.)
-    previous = os.environ.get(SECRET_ENV)
-    os.environ[SECRET_ENV] = course["secret"].decode("utf-8")
-    try:
-        return _autograde(root, course, student, gradebook)
-    finally:
-        if previous is None:
-            os.environ.pop(SECRET_ENV, None)
-        else:
-            os.environ[SECRET_ENV] = previous
-
-
-def _autograde(root: Path, course: dict, student: str, gradebook: Path) -> dict:
-    from nbgrader.apps.api import NbGraderAPI
-
-    from .course_dir import course_directory, load_course_config
-    from .gradebook_sync import sqlite_url, submission_rows
-    from ..nbgrader_ext.preprocessors import TrustedGrader
-    from .workers import Job, WorkerSetup, behind_timings, grade_submission
-
-    assignment = course["assignment"]
-    earlier = {student: course["earlier"][student]} if student in course.get("earlier", {}) else {}
-    config = load_course_config(root, cell_timeout=course["cell_timeout"], grader_settings=course["grader_settings"],
-                                earlier=earlier)
-    config.CourseDirectory.db_url = sqlite_url(gradebook)
-    coursedir = course_directory(config)
-    setup = WorkerSetup(root, assignment, course["cell_timeout"], course["grader_settings"], course["feedback"], earlier)
-    behind_timings(TrustedGrader(config=config).grader_config())
-    outcome = grade_submission(lambda db: NbGraderAPI(coursedir=coursedir, config=config), setup, Job(student, gradebook))
-    reply: dict = {"ok": outcome.ok, "error": outcome.error}
-    graded = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
-    if graded.is_dir():
-        reply["notebooks"] = {p.name: p.read_bytes() for p in sorted(graded.glob("*.ipynb"))}
-        try:
-            reply["rows"] = submission_rows(sqlite_url(gradebook), assignment, student, coursedir.course_id)
-        except Exception as error:  # noqa: BLE001 - autograde failed before it recorded anything
-            reply["ok"], reply["error"] = False, reply["error"] or f"no grades were recorded: {error}"
-    feedback = Path(coursedir.format_path(coursedir.feedback_directory, student, assignment))
-    if feedback.is_dir():
-        reply["feedback"] = {p.name: p.read_bytes() for p in sorted(feedback.glob("*.html"))}
     return reply
 
 

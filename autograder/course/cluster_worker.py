@@ -7,7 +7,8 @@ process of its own (one per worker, started on the first task and kept, with nbg
 and its fork server warm), waits for it at most the run's --submission-timeout, and on a miss
 kills it with everything under it and starts a new one for the next task. A process the grading
 crashed is replaced the same way; the task's reply says what happened, and is graded again by
-nobody: the instructor's run records the failure and regrades it next time.
+nobody: the instructor's run records the failure and regrades it next time. In that process the
+submission is graded in a scratch course of its own (`grade_in_scratch`), built from the task alone.
 
 It is a subprocess and not a multiprocessing child, because Dask's worker processes are
 daemonic and may not have those. The two ends speak multiprocessing's Connection over a socket
@@ -15,11 +16,15 @@ pair, trusted on both sides: both are our code, in the course's environment.
 """
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from multiprocessing.connection import Connection
+from pathlib import Path, PurePosixPath
 
 from .workers import kill_tree
 
@@ -39,7 +44,7 @@ class GradingProcess:
         self.connection = Connection(ours.detach())
 
     def grade(self, course: dict, student: str, files: dict[str, bytes], timeout_s: float) -> dict:
-        """The reply of cluster.grade_in_scratch, or one saying why there is none."""
+        """The reply of grade_in_scratch, or one saying why there is none."""
         try:
             self.connection.send((course, student, files))
             if not self.connection.poll(timeout_s):
@@ -75,8 +80,93 @@ def grade(course: dict, student: str, files: dict[str, bytes], timeout_s: float)
         return reply
 
 
+# ---------------------------------------------------------------- in the grading process
+
+def grade_in_scratch(course: dict, student: str, files: dict[str, bytes]) -> dict:
+    """In the worker's grading process: the submission graded in a private scratch course."""
+    reply: dict = {}
+    os.umask(0o077)
+    scratch = Path(tempfile.mkdtemp(prefix="tvm-course-worker-"))
+    try:
+        reply.update(_grade_in_scratch(scratch, course, student, files))
+    except Exception as error:  # noqa: BLE001 - our bug or nbgrader's, reported against this submission
+        reply["error"] = f"the grading on the worker failed: {error.__class__.__name__}: {error}"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return reply
+
+
+def _grade_in_scratch(root: Path, course: dict, student: str, files: dict[str, bytes]) -> dict:
+    from ..problems.variants import SECRET_ENV, SECRET_FILE
+    from .course_dir import CONFIG_FILE
+
+    assignment = course["assignment"]
+    _safe_relative(student), _safe_relative(assignment)
+    (root / CONFIG_FILE).write_bytes(course["config"])
+    (root / SECRET_FILE).write_bytes(course["secret"])
+    _write_tree(root / "source" / assignment, course["source"])
+    _write_tree(root / "submitted" / student / assignment, files)
+    gradebook = root / "gradebook.db"
+    gradebook.write_bytes(course["gradebook"])
+    # The instructor's secret, not whatever this worker's environment holds: the same variants as
+    # a local run. (Untrusted children get none of the environment; sandbox.SAFE_ENV_KEYS.)
+    previous = os.environ.get(SECRET_ENV)
+    os.environ[SECRET_ENV] = course["secret"].decode("utf-8")
+    try:
+        return _autograde(root, course, student, gradebook)
+    finally:
+        if previous is None:
+            os.environ.pop(SECRET_ENV, None)
+        else:
+            os.environ[SECRET_ENV] = previous
+
+
+def _autograde(root: Path, course: dict, student: str, gradebook: Path) -> dict:
+    from nbgrader.apps.api import NbGraderAPI
+
+    from .course_dir import course_directory, load_course_config
+    from .gradebook_sync import sqlite_url, submission_rows
+    from ..nbgrader_ext.preprocessors import TrustedGrader
+    from .workers import Job, WorkerSetup, behind_timings, grade_submission
+
+    assignment = course["assignment"]
+    earlier = {student: course["earlier"][student]} if student in course.get("earlier", {}) else {}
+    config = load_course_config(root, cell_timeout=course["cell_timeout"], grader_settings=course["grader_settings"],
+                                earlier=earlier)
+    config.CourseDirectory.db_url = sqlite_url(gradebook)
+    coursedir = course_directory(config)
+    setup = WorkerSetup(root, assignment, course["cell_timeout"], course["grader_settings"], course["feedback"], earlier)
+    behind_timings(TrustedGrader(config=config).grader_config())
+    outcome = grade_submission(lambda db: NbGraderAPI(coursedir=coursedir, config=config), setup, Job(student, gradebook))
+    reply: dict = {"ok": outcome.ok, "error": outcome.error}
+    graded = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
+    if graded.is_dir():
+        reply["notebooks"] = {p.name: p.read_bytes() for p in sorted(graded.glob("*.ipynb"))}
+        try:
+            reply["rows"] = submission_rows(sqlite_url(gradebook), assignment, student, coursedir.course_id)
+        except Exception as error:  # noqa: BLE001 - autograde failed before it recorded anything
+            reply["ok"], reply["error"] = False, reply["error"] or f"no grades were recorded: {error}"
+    feedback = Path(coursedir.format_path(coursedir.feedback_directory, student, assignment))
+    if feedback.is_dir():
+        reply["feedback"] = {p.name: p.read_bytes() for p in sorted(feedback.glob("*.html"))}
+    return reply
+
+
+def _safe_relative(name: str) -> PurePosixPath:
+    path = PurePosixPath(name)
+    if not name or path.is_absolute() or any(part in ("", ".", "..") for part in path.parts) or "\\" in name:
+        raise ValueError(f"unsafe file name {name!r}")
+    return path
+
+
+def _write_tree(directory: Path, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        target = directory / _safe_relative(name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
 def main(argv: list[str]) -> None:
-    from .cluster import grade_in_scratch
     from .gradebook_sync import share_engines
 
     share_engines()  # nbgrader's dozen Gradebook opens a submission compile their SQL once

@@ -23,7 +23,7 @@ import nbformat
 import psutil
 import pytest
 
-from autograder.course import cluster
+from autograder.course import cluster, cluster_worker
 from autograder.course.course_dir import course_directory, load_course_config
 from autograder.course.grading_run import GradingOptions, grade_assignment
 from autograder.course.scratch_course import copy_course, release_assignment, submit_samples
@@ -254,7 +254,6 @@ def reply(course):
 
 
 def test_a_grading_past_the_submission_timeout_is_stopped_and_the_next_gets_a_fresh_process(course):
-    from autograder.course import cluster_worker
     from autograder.course.gradebook_sync import sqlite_path
 
     seed = cluster.seed_gradebook(sqlite_path(course.coursedir.db_url), course.tmp / "seed-timeout.db", course.coursedir.course_id)
@@ -317,6 +316,6 @@ def test_a_worker_builds_its_scratch_course_from_the_task_alone_and_leaves_nothi
     nbformat.reads(good["notebooks"]["tiling.ipynb"].decode(), as_version=4)
     assert good["machine"].startswith(socket.gethostname())
     with pytest.raises(ValueError, match="unsafe"):
-        cluster._write_tree(tmp_path, {"../escape": b"x"})
+        cluster_worker._write_tree(tmp_path, {"../escape": b"x"})
     assert not (tmp_path.parent / "escape").exists()
     assert not list(scratch.glob("tvm-course-worker-*"))  # the scratch course is gone
