@@ -7,7 +7,7 @@ import sys
 
 def doctor(args: argparse.Namespace) -> int:
     from ..engine import confine, world
-    from ..engine.preflight import GraderUnusable, preflight
+    from ..engine.pipeline import GraderUnusable, preflight
 
     status = confine.available()
     support = world.supported()

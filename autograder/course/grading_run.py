@@ -34,7 +34,7 @@ from typing import TextIO
 from nbgrader.api import Gradebook, MissingEntry
 
 from ..engine import confine
-from ..engine.preflight import GraderUnusable, preflight
+from ..engine.pipeline import GraderUnusable, preflight
 from ..nbgrader_ext.preprocessors import TrustedGrader
 from ..nbgrader_ext.plan import PlanError, load_plan
 from ..problems import get_problem

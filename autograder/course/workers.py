@@ -141,7 +141,7 @@ def _worker_main(connection, setup: WorkerSetup) -> None:
         connection.send(WorkerFailed(f"{error.__class__.__name__}: {error}"))
         return
     try:
-        from ..engine.preflight import GraderUnusable, preflight
+        from ..engine.pipeline import GraderUnusable, preflight
         from ..nbgrader_ext.preprocessors import TrustedGrader
 
         grader = TrustedGrader(config=load_course_config(setup.course_root, grader_settings=setup.grader_settings)).grader_config()

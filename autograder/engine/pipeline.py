@@ -22,6 +22,7 @@ import shutil
 import socket
 import sys
 import tempfile
+import threading
 import time
 
 from ..problems import Problem, get_problem
@@ -30,6 +31,7 @@ from .config import GraderConfig
 from .confine import available
 from .cpus import default_mcpu
 from .forkserver import ForkServerUnavailable, ServedChild, shared_server
+from .preflight import EXAMPLE, PROBLEM, GraderUnusable, explain
 from .report import Check, Result
 from .runners import check_tracker_reachable
 from .sandbox import Child, ChildOutcome
@@ -81,11 +83,36 @@ def grade_source(problem_name: str, source: str, config: GraderConfig | None = N
         config = dataclasses.replace(config, mcpu=default_mcpu())
     _say_once_what_is_not_enforced()
     if preflight:
-        from .preflight import preflight as check_this_machine
-
-        check_this_machine(config)
+        _preflight(config)
     variant = variant or JOURNAL
     return _Grading(problem.with_shape(variant.shape), config, {"student": student, **variant.to_dict()}).run(source)
+
+
+_passed: set[tuple] = set()
+_lock = threading.Lock()
+
+
+def preflight(config: GraderConfig | None = None) -> None:
+    """Raise GraderUnusable unless the journal schedule grades correct here, confined
+    (engine/preflight.py: what it grades and why; once per process and setting)."""
+    from .. import examples
+
+    config = config or GraderConfig()
+    if config.mcpu is None and default_mcpu():  # as grade_source does: one check for both
+        config = dataclasses.replace(config, mcpu=default_mcpu())
+    key = (config.warm_start, config.mcpu, config.student_memory_mb, config.evaluate_memory_mb)
+    with _lock:
+        if key in _passed:
+            return
+        check = dataclasses.replace(config, measure_speed=False, seed=0, rpc_tracker=None, rpc_key=None)
+        result = grade_source(PROBLEM, examples.source(EXAMPLE), check, preflight=False)
+        if result.correct and result.status == "passed" and not result.grader_fault:
+            _passed.add(key)
+            return
+    raise GraderUnusable(explain(result))
+
+
+_preflight = preflight  # grade_source's keyword `preflight` hides the function's own name there
 
 
 SCRATCH_PREFIX = "tvm-course-grading-"
@@ -284,6 +311,8 @@ class _Grading:
             return self.result("error", f"internal grader error (not your code): the sandbox cannot import {missing!r}, "
                                f"which is installed for the grader:\n{_untrusted_text(message.get('message'))}",
                                student_output=output, grader_fault=True)
+        if outcome.starved:
+            return self.result("error", _starved("your code", outcome), student_output=output, grader_fault=True)
         if outcome.timed_out:
             return self.result("timeout", f"schedule() did not finish within {self.config.student_timeout_s:g} s (an infinite loop?)", student_output=output)
         if outcome.memory_exceeded:
@@ -328,6 +357,8 @@ class _Grading:
         if internal:
             return self.result("error", f"internal grader error (not your code) during {stage}:\n{internal['message']}", student_output=output, grader_fault=True)
         if report is None:
+            if outcome.starved:
+                return self.result("error", _starved(f"the evaluator (during {stage})", outcome), student_output=output, grader_fault=True)
             if outcome.timed_out:
                 return self.result("timeout", f"compiling, running and timing your schedule took longer than {self.config.evaluate_timeout_s:g} s (stuck in: {stage})", student_output=output)
             if outcome.memory_exceeded:
@@ -492,6 +523,11 @@ def _listdir(folder: str) -> list[str]:
 
 def _last_report(outcome: ChildOutcome) -> dict | None:
     return next((m for m in reversed(outcome.messages) if m.get("kind") not in ("stage",)), None)
+
+
+def _starved(what: str, outcome: ChildOutcome) -> str:
+    return (f"internal grader error (not your code): this machine kept {what} waiting for a CPU for "
+            f"{outcome.runqueue_wait_s:.0f} s, having let it run for {outcome.cpu_s:.1f} s; grade again on a less busy machine")
 
 
 def _silent_exit(outcome: ChildOutcome, who: str) -> str:

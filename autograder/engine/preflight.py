@@ -5,13 +5,11 @@ interpreter, a kernel that refuses a mechanism it claimed, a broken install) wou
 student a verdict that is the machine's fault. So every class run and every self-check starts
 by grading autograder/examples/journal.py, without timing, and stops with the cause and the fix
 when that does not come out correct. Once per process and setting: about half a second.
+
+Here: what the preflight grades, and how its failure reads. The preflight itself is the first step
+of a grading (`pipeline.preflight`, which `pipeline.grade_source` runs before the first grading).
 """
 from __future__ import annotations
-
-import dataclasses
-import threading
-
-from .config import GraderConfig
 
 PROBLEM = "tile-fused-conv"
 EXAMPLE = "journal"
@@ -19,32 +17,6 @@ EXAMPLE = "journal"
 
 class GraderUnusable(RuntimeError):
     """This machine cannot grade: the message says why and what to do."""
-
-
-_passed: set[tuple] = set()
-_lock = threading.Lock()
-
-
-def preflight(config: GraderConfig | None = None) -> None:
-    """Raise GraderUnusable unless the journal schedule grades correct here, confined."""
-    from .. import examples
-    from .pipeline import grade_source
-
-    from .cpus import default_mcpu
-
-    config = config or GraderConfig()
-    if config.mcpu is None and default_mcpu():  # as grade_source does: one check for both
-        config = dataclasses.replace(config, mcpu=default_mcpu())
-    key = (config.warm_start, config.mcpu, config.student_memory_mb, config.evaluate_memory_mb)
-    with _lock:
-        if key in _passed:
-            return
-        check = dataclasses.replace(config, measure_speed=False, seed=0, rpc_tracker=None, rpc_key=None)
-        result = grade_source(PROBLEM, examples.source(EXAMPLE), check, preflight=False)
-        if result.correct and result.status == "passed" and not result.grader_fault:
-            _passed.add(key)
-            return
-    raise GraderUnusable(explain(result))
 
 
 def explain(result) -> str:
