@@ -40,6 +40,7 @@ from nbconvert.exporters import NotebookExporter
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import v4
 from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from .notebook_file import NotANotebook, read_json_file
@@ -225,12 +226,24 @@ def _rebuild(source, cells: dict[str, dict], answers: dict[str, str], log) -> nb
     return v4.new_notebook(cells=rebuilt, metadata=metadata)
 
 
-def _source_notebook(preprocessor, info) -> nbformat.NotebookNode:
-    from .preprocessors import _coursedir
+def coursedir_of(preprocessor) -> CourseDirectory:
+    """The course directory of the nbgrader app a preprocessor runs in (else one from its config)."""
+    node = preprocessor.parent
+    while node is not None:
+        if getattr(node, "coursedir", None) is not None:
+            return node.coursedir
+        node = getattr(node, "parent", None)
+    return CourseDirectory(config=preprocessor.config)
 
-    coursedir = _coursedir(preprocessor)
-    path = os.path.join(coursedir.format_path(coursedir.source_directory, ".", info["assignment"]), info["notebook"] + ".ipynb")
-    return nbformat.read(path, as_version=4)
+
+def source_notebook_path(preprocessor, info) -> str:
+    """The instructor's source notebook of the notebook being graded (`info`: the resources' "nbgrader")."""
+    coursedir = coursedir_of(preprocessor)
+    return os.path.join(coursedir.format_path(coursedir.source_directory, ".", info["assignment"]), info["notebook"] + ".ipynb")
+
+
+def _source_notebook(preprocessor, info) -> nbformat.NotebookNode:
+    return nbformat.read(source_notebook_path(preprocessor, info), as_version=4)
 
 
 def _new_cell(cell_type: str, source: str, cell_id=None, metadata=None, tags=None):

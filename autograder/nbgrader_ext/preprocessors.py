@@ -36,7 +36,6 @@ import nbformat
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbgrader.api import Gradebook
-from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
 from traitlets import Bool, Dict, Float
 from traitlets.config import Configurable
@@ -44,7 +43,7 @@ from traitlets.config import Configurable
 from ..engine.config import GraderConfig
 from ..problems.variants import TABLE_FILE, VariantError, check_student_id, course_secret, variant_for, write_table
 from .credit import GRADER_FAILED
-from .normalise import SUBMISSION_KEY, refusal_text, submission_record
+from .normalise import SUBMISSION_KEY, coursedir_of, refusal_text, source_notebook_path, submission_record
 from .plan import METADATA_KEY, GradingPlan, PlanError, load_plan
 from .steady import Earlier
 from .trusted import TrustedGrading, TrustedVerdicts
@@ -78,20 +77,9 @@ class TrustedGrader(Configurable):
         return GraderConfig(**self.settings)
 
 
-def _coursedir(preprocessor) -> CourseDirectory:
-    node = preprocessor.parent
-    while node is not None:
-        if getattr(node, "coursedir", None) is not None:
-            return node.coursedir
-        node = getattr(node, "parent", None)
-    return CourseDirectory(config=preprocessor.config)
-
-
 def load_source_plan(preprocessor, resources) -> GradingPlan:
     """The plan in the instructor's source notebook for the notebook being graded."""
-    coursedir = _coursedir(preprocessor)
-    info = resources["nbgrader"]
-    path = os.path.join(coursedir.format_path(coursedir.source_directory, ".", info["assignment"]), info["notebook"] + ".ipynb")
+    path = source_notebook_path(preprocessor, resources["nbgrader"])
     if not os.path.exists(path):
         raise PlanError(f"the trusted grader reads its plan from the source notebook, and {path} does not exist")
     return load_plan(path)
@@ -105,7 +93,7 @@ def start_grading(preprocessor, nb, resources) -> TrustedGrading | None:
     config = trusted.grader_config()
     student = resources["nbgrader"]["student"]
     # The student's own workload, derived again from the secret: never read from the submission.
-    variant = variant_for(student, course_secret(_coursedir(preprocessor).root))
+    variant = variant_for(student, course_secret(coursedir_of(preprocessor).root))
     earlier = trusted.earlier.get(student)
     earlier = {str(k): Earlier.from_dict(v) for k, v in earlier.items()} if isinstance(earlier, dict) else {}
     grading = TrustedGrading(plan, config, variant, student, earlier={k: v for k, v in earlier.items() if v is not None})
@@ -126,7 +114,7 @@ class WriteVariantsTable(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         from nbgrader.api import Gradebook
 
-        coursedir = _coursedir(self)
+        coursedir = coursedir_of(self)
         assignment = resources["nbgrader"]["assignment"]
         secret = course_secret(coursedir.root)
         with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
