@@ -132,6 +132,7 @@ class Evaluation:
     def evaluate(self, trace) -> dict:
         from . import checks
         from .replay import replay
+        from .trace_schema import validate_trace
 
         self.deadline = time.monotonic() + self.config.evaluate_timeout_s - 3.0
         report: dict = {"checks": [], "messages": []}
@@ -143,6 +144,7 @@ class Evaluation:
 
             return {**report, "outcome": "schedule_error", "message": "replaying your schedule failed: " + schedule_error_text(error)}
         scheduled = schedule.mod["main"]
+        report["messages"].extend(validate_trace(trace, self.problem.target).dropped)  # what replay left out, and why
 
         self.timer.stage("checks")
         structural = [checks.check_interface(self.func, scheduled)]
@@ -400,7 +402,7 @@ def main(argv: list[str]) -> None:
         runner = LocalRunner(problem, config)
     # The runner is forked and keeps this priority for its timing; compiling and checking from
     # here on step back behind every timing on the machine (its session stays the runner's).
-    to_background(config.background_nice, session=False)
+    to_background(config.background_nice)
     evaluation = None
     try:
         evaluation = Evaluation(problem, config, timer, runner)

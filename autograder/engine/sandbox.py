@@ -20,9 +20,13 @@ from dataclasses import dataclass, field
 
 import psutil
 
+from .runqueue import RunQueueClock, deadline_state
 from .world import WAITER_NAME, max_fd
 
 _POLL_S = 0.05
+# A child that waited for a CPU this many times its limit is starved: the machine is too busy to
+# grade on, and the grading is a grader fault (pending) rather than the student's timeout.
+STARVED_AFTER = 3.0
 # The environment an untrusted child gets: what Python, numpy and TVM need, nothing else
 # (no tokens, no paths to the course's files), and the grader's own switch for namespaces.
 SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "VIRTUAL_ENV",
@@ -89,7 +93,12 @@ class ChildOutcome:
     timed_out: bool = False
     memory_exceeded: bool = False
     output_tail: str = ""
+    # The machine kept the child waiting for a CPU past its backstop (engine/runqueue.py): not its
+    # own timeout, a grader fault.
+    starved: bool = False
     wall_s: float = 0.0
+    cpu_s: float = 0.0  # CPU time of the child's tree since its clock started
+    runqueue_wait_s: float = 0.0  # the longest any of its tasks waited for a CPU since then
     peak_rss_mb: float = 0.0
     channel_overflow: bool = False  # the child sent more than the channel accepts, and was stopped
 
@@ -220,15 +229,21 @@ class Child:
         *,
         clock_starts_at: str | None = None,
         startup_s: float = 120.0,
+        starved_after: float = STARVED_AFTER,
     ) -> ChildOutcome:
         """Wait for the child to finish; kill it at its deadline or past its memory allowance.
 
         With `clock_starts_at`, the `timeout_s` clock starts when the child reports that stage
         (a {"kind": "stage", "stage": ...} message), so its start-up (an interpreter, TVM) is not
-        counted against it; start-up itself may take at most `startup_s`.
+        counted against it; start-up itself may take at most `startup_s`. Either limit counts the
+        child's own time, not its wait for a CPU; a child that waited past STARVED_AFTER times its
+        limit ends `starved` (engine/runqueue.py).
         """
         outcome = ChildOutcome()
-        deadline = time.monotonic() + (startup_s if clock_starts_at else timeout_s)
+        # The limit is the child's own time: its elapsed time less its wait for a CPU, which a
+        # busy machine, not the child, decides (engine/runqueue.py).
+        clock, phase_start = RunQueueClock(), self.started
+        limit_s = startup_s if clock_starts_at else timeout_s
         clock_started = clock_starts_at is None
         try:
             process = psutil.Process(self.proc.pid)
@@ -238,13 +253,17 @@ class Child:
             while self.proc.poll() is None:
                 if self.channel_overflow:
                     break
+                procs = _tree(process)
+                clock.sample(proc.pid for proc in procs)
                 if not clock_started and clock_starts_at in self.stages_reached:
                     clock_started = True
-                    deadline = self.stages_reached[clock_starts_at] + timeout_s
-                if time.monotonic() > deadline:
-                    outcome.timed_out = True
+                    phase_start, limit_s = self.stages_reached[clock_starts_at], timeout_s
+                    clock.restart()
+                state = deadline_state(clock, time.monotonic() - phase_start, limit_s, starved_after * limit_s)
+                if state:
+                    outcome.timed_out, outcome.starved = state == "timed_out", state == "starved"
                     break
-                rss = _tree_rss_mb(process)
+                rss = _tree_rss_mb(procs)
                 outcome.peak_rss_mb = max(outcome.peak_rss_mb, rss)
                 if memory_mb is not None and rss > memory_mb:
                     outcome.memory_exceeded = True
@@ -253,6 +272,7 @@ class Child:
         except BaseException:  # the grader interrupted: the child goes with it, not later
             self.close()
             raise
+        outcome.cpu_s, outcome.runqueue_wait_s = clock.cpu_s, clock.wait_s
         self.close()
         outcome.returncode = self.proc.returncode
         outcome.wall_s = time.monotonic() - self.started
@@ -436,15 +456,19 @@ def interpreter_env(env: dict[str, str]) -> dict[str, str]:
 
 
 
-def _tree_rss_mb(process) -> float:
-    """Resident memory of a process and its descendants, less each world's waiter (a fork that
-    only waits: its pages are its child's, counted there)."""
+def _tree(process) -> list:
+    """A process and its descendants (none once it is gone)."""
     if process is None:
-        return 0.0
+        return []
     try:
-        procs = [process, *process.children(recursive=True)]
+        return [process, *process.children(recursive=True)]
     except psutil.Error:
-        return 0.0
+        return []
+
+
+def _tree_rss_mb(procs) -> float:
+    """Resident memory of a process tree, less each world's waiter (a fork that only waits: its
+    pages are its child's, counted there)."""
     total = 0
     for proc in procs:
         try:

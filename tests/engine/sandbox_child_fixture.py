@@ -53,3 +53,27 @@ elif mode == "segfault":
     import ctypes
 
     ctypes.string_at(0)
+elif mode in ("cpu_work", "cpu_work_idle_class"):
+    if mode.endswith("idle_class"):  # its own choice: the lowest class there is
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    send({"kind": "stage", "stage": "work"})
+    need = float(sys.argv[3])
+    start = time.process_time()
+    while time.process_time() - start < need:
+        pass
+    send({"kind": "done", "cpu_s": time.process_time() - start})
+elif mode == "spinners":
+    # Waiting of its own making: more spinning processes than cores, each waiting its turn.
+    send({"kind": "stage", "stage": "work"})
+    for _ in range(int(sys.argv[3])):
+        if os.fork() == 0:
+            while True:
+                pass
+    while True:
+        pass
+elif mode == "pin_and_spin_on_cpu0":
+    # Lowers its own share (one CPU, the hog's) and spins there: its waiting is its own doing.
+    send({"kind": "stage", "stage": "work"})
+    os.sched_setaffinity(0, {0})
+    while True:
+        pass
