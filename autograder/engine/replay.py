@@ -29,13 +29,14 @@ def replay(func, trace_json: list, target: str = "cpu"):
     """A new Schedule of `func` with the trace applied; TVM's ScheduleError explains failures.
 
     The trace is checked against the schema here too, so no caller can hand TVM's parser an
-    unchecked one (TraceRejected says what is wrong).
+    unchecked one (TraceRejected says what is wrong); the tuning hints the schema drops
+    (`trace_schema.DROPPED_HINTS`) are left out of what TVM replays.
     """
     from tvm import s_tir
 
-    from .trace_schema import validate_trace
+    from .trace_schema import replayable, validate_trace
 
     validate_trace(trace_json, target)
     schedule = s_tir.Schedule(func)
-    s_tir.Trace.apply_json_to_schedule(trace_json, schedule)
+    s_tir.Trace.apply_json_to_schedule(replayable(trace_json), schedule)
     return schedule

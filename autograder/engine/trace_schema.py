@@ -36,8 +36,6 @@ GPU_THREAD_AXES = tuple(f"{kind}.{axis}" for kind in ("blockIdx", "threadIdx") f
 VIRTUAL_THREAD_AXES = tuple(f"vthread.{axis}" for axis in "xyz")
 STORAGE_SCOPES = ("global", "shared", "shared.dyn", "local")
 
-# Annotations the compiler acts on that cannot change results, and the values they may take.
-ANNOTATIONS = {"pragma_auto_unroll_max_step": (0, 4096), "pragma_unroll_explicit": (0, 1)}
 
 # Why the rest are refused, for the message a student sees.
 REFUSED_KINDS = {
@@ -61,6 +59,7 @@ class TraceRejected(ValueError):
 class TraceSummary:
     instructions: int
     kinds: tuple[str, ...]  # distinct kinds used, in order of first use
+    dropped: tuple[str, ...] = ()  # one note per instruction dropped before replay (DROPPED_HINTS)
 
 
 # ---- field types: each checks one JSON value and says what it expected --------------------
@@ -103,6 +102,38 @@ class Int:
     def check(self, value, scope):
         if isinstance(value, bool) or not isinstance(value, int) or not self.lo <= value <= self.hi:
             return f"must be an integer from {self.lo} to {self.hi}, got {_show(value)}"
+        return None
+
+
+@dataclass(frozen=True)
+class IntOrVar:
+    """An integer in a range, or a variable an earlier sampling instruction defined (MetaSchedule
+    annotates the unroll step it sampled)."""
+
+    lo: int
+    hi: int
+    name: str
+
+    def check(self, value, scope):
+        if isinstance(value, str) and value in scope.defined:
+            return Ref((VAR,), self.name).check(value, scope)
+        if Int(self.lo, self.hi, self.name).check(value, scope) is None:
+            return None
+        return f"must be an integer from {self.lo} to {self.hi} or a sampled variable, got {_show(value)}"
+
+
+@dataclass(frozen=True)
+class Word:
+    """A string value, as TVM writes one into a trace: quoted, so replay makes it a string and
+    never parses it. Only the letters `pattern` allows may sit between the quotes."""
+
+    pattern: str
+    name: str
+
+    def check(self, value, scope):
+        if not (isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] == '"'
+                and re.fullmatch(self.pattern, value[1:-1])):
+            return f"must be a quoted string matching {self.pattern}, got {_show(value)}"
         return None
 
 
@@ -186,6 +217,54 @@ class Numbers:
         return None
 
 
+# Annotations, by key, and the values each may take. Two kinds are accepted:
+# - what the compiler acts on and cannot change results with: unrolling;
+# - MetaSchedule's tuning hints, which its printed traces hold (`sch.annotate(...,
+#   ann_key="meta_schedule.tiling_structure", ...)`). In TVM 0.27 only MetaSchedule's own schedule
+#   rules and post-processors read them (src/s_tir/meta_schedule/, and s_tir's
+#   HasBeenMultiLevelTiled, which only those rules call); `tvm.compile`'s lowering reads none, and
+#   the grader never runs those post-processors, so they change nothing in what is graded
+#   (tests/engine/test_trace_schema.py compiles with and without them: the same LLVM IR). What
+#   the post-processors made of them is in the trace as plain primitives after
+#   `enter_postproc()`: parallel, vectorize, the unroll pragmas.
+ANNOTATIONS = {
+    "pragma_auto_unroll_max_step": Int(0, 4096, "value"),
+    "pragma_unroll_explicit": Int(0, 1, "value"),
+    "meta_schedule.tiling_structure": Word("[SR]{1,16}", "value"),  # e.g. "SSRSRS"
+    "meta_schedule.random_compute_producer": Int(0, 1, "value"),
+    "meta_schedule.parallel": Int(1, MAX_EXTENT, "value"),  # jobs: cores x jobs per core
+    "meta_schedule.vectorize": Int(1, MAX_EXTENT, "value"),  # the longest loop to vectorise
+    "meta_schedule.unroll_explicit": IntOrVar(0, 4096, "value"),
+    "meta_schedule.unroll_implicit": IntOrVar(0, 4096, "value"),
+    "meta_schedule.cooperative_fetch": IntOrVar(1, 1024, "value"),  # a GPU load's vector length
+    "meta_schedule.thread_extent_low_inclusive": Int(1, 1 << 16, "value"),
+    "meta_schedule.thread_extent_high_inclusive": Int(1, 1 << 16, "value"),
+}
+
+# MetaSchedule's hints that are not harmless: their instruction is dropped from the trace before
+# TVM replays it (nothing of it reaches TVM), and the result says so. A `meta_schedule.` key this
+# table does not know is dropped the same way; any other unlisted key is refused.
+DROPPED_HINTS = {
+    "meta_schedule.auto_tensorize": "it names a tensor intrinsic that MetaSchedule's post-processing "
+                                    "puts in place of the block's computation",
+    "meta_schedule.auto_tensorize_init": "it names a tensor intrinsic that MetaSchedule's post-processing "
+                                         "puts in place of the block's initialisation",
+    "meta_schedule.layout_rewrite_preproc": "it marks a block that MetaSchedule's build removes "
+                                            "(RemoveWeightLayoutRewriteBlock)",
+}
+_HINT_PREFIX = "meta_schedule."
+
+
+def _dropped_hint(kind: str, attrs: list) -> str | None:
+    """Why this instruction is dropped (an annotate or unannotate of a hint not accepted), or None."""
+    if kind not in ("Annotate", "Unannotate") or len(attrs) != 1:
+        return None
+    key = attrs[0]
+    if not (isinstance(key, str) and key.startswith(_HINT_PREFIX) and _IDENTIFIER.fullmatch(key)) or key in ANNOTATIONS:
+        return None
+    return DROPPED_HINTS.get(key, "this grader does not know it, and only what it knows reaches TVM")
+
+
 @dataclass(frozen=True)
 class Spec:
     """One instruction kind: its fixed inputs, then optional repeated ones, its attrs and outputs.
@@ -260,7 +339,8 @@ SCHEMAS: dict[str, Spec] = {
     "SetScope": Spec(inputs=(_block,), attrs=(_buffer_index, _scope)),
     # An absurd alignment allocates more than any machine has: offset below factor, factor a small power.
     "StorageAlign": Spec(inputs=(_block,), attrs=(_buffer_index, Int(0, 7, "axis"), Int(1, 1024, "factor"), Int(0, 1023, "offset"))),
-    "Annotate": Spec(inputs=(Ref(BLOCK_OR_LOOP, "block_or_loop"), Int(0, 4096, "value")), attrs=(Choice(tuple(ANNOTATIONS), "key"),)),
+    # The value's type depends on the key (ANNOTATIONS): checked in _check_instruction.
+    "Annotate": Spec(inputs=(Ref(BLOCK_OR_LOOP, "block_or_loop"), Int(0, 0, "value")), attrs=(Choice(tuple(ANNOTATIONS), "key"),)),
     "Unannotate": Spec(inputs=(Ref(BLOCK_OR_LOOP, "block_or_loop"),), attrs=(Choice(tuple(ANNOTATIONS), "key"),)),
     # Sampling (design spaces), as MetaSchedule traces contain
     "SamplePerfectTile": Spec(inputs=(_loop,), attrs=(Int(1, 8, "n"), Int(0, MAX_EXTENT, "max_innermost_factor")),
@@ -294,14 +374,43 @@ def validate_trace(trace: object, target: str = "cpu") -> TraceSummary:
         raise TraceRejected(f"the schedule has {len(instructions)} instructions; at most {MAX_INSTRUCTIONS} are allowed")
     scope = _Scope()
     kinds: list[str] = []
+    dropped: list[str] = []
     for index, inst in enumerate(instructions):
         if not (isinstance(inst, list) and len(inst) == 4 and isinstance(inst[0], str) and all(isinstance(p, list) for p in inst[1:])):
             raise TraceRejected(f"instruction {index} of the trace is malformed (expected [kind, inputs, attrs, outputs])")
-        _check_instruction(index, inst, scope, target)
+        why = _dropped_hint(inst[0], inst[2])
+        if why:
+            _check_dropped(index, inst, scope)
+            dropped.append(f"instruction {index} ({primitive_name(inst[0])} of the tuning hint {inst[2][0]!r}) "
+                           f"was left out of your schedule, which is graded without it: {why}")
+        else:
+            _check_instruction(index, inst, scope, target)
         if inst[0] not in kinds:
             kinds.append(inst[0])
     _check_decisions(decisions, instructions)
-    return TraceSummary(instructions=len(instructions), kinds=tuple(kinds))
+    return TraceSummary(instructions=len(instructions), kinds=tuple(kinds), dropped=tuple(dropped))
+
+
+def replayable(trace: list) -> list:
+    """A validated trace less the instructions validate_trace dropped (DROPPED_HINTS), with the
+    sampling decisions renumbered to match: what TVM replays."""
+    instructions, decisions = trace
+    kept, new_index = [], {}
+    for index, inst in enumerate(instructions):
+        if _dropped_hint(inst[0], inst[2]) is None:
+            new_index[index] = len(kept)
+            kept.append(inst)
+    return [kept, [[new_index[index], value] for index, value in decisions]]
+
+
+def _check_dropped(index: int, inst: list, scope: _Scope) -> None:
+    """A dropped annotate or unannotate still names a block or loop, and defines nothing; its value
+    is never read (it does not reach TVM)."""
+    kind, inputs, attrs, outputs = inst
+    where = f"instruction {index} ({primitive_name(kind)})"
+    if len(inputs) != (2 if kind == "Annotate" else 1) or outputs:
+        raise TraceRejected(f"{where} has {len(inputs)} inputs and {len(outputs)} outputs, which this primitive never has")
+    _check_field(where, "input 0 (block_or_loop)", Ref(BLOCK_OR_LOOP, "block_or_loop"), inputs[0], scope)
 
 
 def _check_instruction(index: int, inst: list, scope: _Scope, target: str) -> None:
@@ -329,10 +438,9 @@ def _check_instruction(index: int, inst: list, scope: _Scope, target: str) -> No
         raise TraceRejected(f"{where} has {len(inputs)} inputs, which this primitive never has")
     for position, value in enumerate(inputs):
         field_type = spec.inputs[position] if position < fixed else spec.repeated
+        if kind == "Annotate" and position == 1:
+            field_type = ANNOTATIONS[attrs[0]]  # the key (attribute 0) was checked above
         _check_field(where, f"input {position} ({field_type.name})", field_type, value, scope)
-    if kind == "Annotate":
-        lo, hi = ANNOTATIONS[attrs[0]]
-        _check_field(where, "input 1 (value)", Int(lo, hi, "value"), inputs[1], scope)
     low, high = spec.output_count(repeated, attrs)
     if not low <= len(outputs) <= high:
         raise TraceRejected(f"{where} has {len(outputs)} outputs, which this primitive never has")

@@ -15,6 +15,8 @@ from autograder.engine import world
 import solutions
 
 from autograder import examples
+
+from . import tuned_trace
 from autograder.engine.config import GraderConfig
 from autograder.engine.pipeline import UsageError, grade_source, syntax_error
 
@@ -236,6 +238,23 @@ def test_code_injecting_annotations_are_rejected(fast_config):
         fast_config,
     )
     assert result.status == "rejected" and "pragma_import_c" in result.messages[0]
+
+
+def test_a_schedule_pasted_from_metaschedules_printed_trace_grades_with_its_hints(fast_config):
+    """The tuner's best schedule, printed by `tune_tir` and pasted as it is (tuned_trace.py), is
+    graded like any schedule: its meta_schedule.* hints are accepted, and change nothing."""
+    result = grade(tuned_trace.submission(), fast_config)
+    # Graded, not rejected: correct; its 8 trials found 224-row tiles, over the fusion check's budget.
+    assert result.status == "failed" and result.correct is True, result.messages
+    assert result.credit["correctness"] == 0.4 and not result.check("fusion").passed
+    assert not any("tuning hint" in m for m in result.messages)
+    # A hint that MetaSchedule's post-processing would act on is left out, and the result says so.
+    tensorized = tuned_trace.with_line_after(
+        "tiling_structure", 'sch.annotate(block_or_loop=b1, ann_key="meta_schedule.auto_tensorize", ann_val="dot_16x4_vnni")')
+    result = grade(tuned_trace.submission(tensorized), fast_config)
+    assert result.correct is True and result.credit["correctness"] == 0.4, result.messages
+    note = next(m for m in result.messages if "tuning hint" in m)
+    assert "'meta_schedule.auto_tensorize'" in note and "graded without it" in note
 
 
 def test_usage_errors_are_distinguished_from_verdicts(fast_config):

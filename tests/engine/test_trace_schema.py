@@ -11,12 +11,16 @@ import json
 import pytest
 
 from autograder.engine.trace_schema import (
+    ANNOTATIONS,
     MAX_NEW_LOOPS,
     REFUSED_KINDS,
     SCHEMAS,
     TraceRejected,
+    replayable,
     validate_trace,
 )
+
+from . import tuned_trace
 
 
 def inst(kind, inputs=(), attrs=(), outputs=()):
@@ -169,6 +173,131 @@ def test_only_the_listed_annotations_with_values_in_their_range():
     assert "value" in rejected(trace(inst("Annotate", ["l4", 5], ["pragma_unroll_explicit"])))
     assert "value" in rejected(trace(inst("Annotate", ["l4", 10**6], ["pragma_auto_unroll_max_step"])))
     validate_trace(trace(inst("Annotate", ["l4", 64], ["pragma_auto_unroll_max_step"])))
+
+
+def _traced(source: str) -> list:
+    """The JSON trace of `source`'s schedule(sch) on the course's workload, as the grader gets it."""
+    from tvm import s_tir
+
+    from autograder.engine.replay import trace_to_json
+    from autograder.problems.workload import fused_primfunc
+
+    namespace: dict = {}
+    exec(compile(source, "submission.py", "exec"), namespace)
+    schedule = s_tir.Schedule(fused_primfunc())
+    namespace["schedule"](schedule)
+    return json.loads(json.dumps(trace_to_json(schedule.trace)))
+
+
+def test_a_trace_metaschedule_printed_is_accepted_as_pasted_with_its_hints():
+    recorded = _traced(tuned_trace.submission())
+    summary = validate_trace(recorded)
+    assert summary.dropped == () and {"Annotate", "Unannotate", "EnterPostproc", "SampleCategorical"} <= set(summary.kinds)
+    hints = {i[2][0] for i in recorded[0] if i[0] == "Annotate"}
+    assert {"meta_schedule.tiling_structure", "meta_schedule.unroll_explicit", "meta_schedule.parallel"} <= hints
+    assert replayable(recorded) == recorded
+
+
+HINT = "meta_schedule.tiling_structure"
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        (HINT, '"SSRSRS\\"; system(\\"id\\")"'),  # a string that is not only S and R
+        (HINT, "SSRSRS"),  # unquoted: TVM would look it up as a variable's name
+        (HINT, '{"root_index": 0, "nodes": [{"type": "None"}]}'),  # an object TVM would parse
+        (HINT, 3),
+        ("meta_schedule.parallel", '"16"'),
+        ("meta_schedule.parallel", 0),
+        ("meta_schedule.vectorize", 1.5),
+        ("meta_schedule.unroll_explicit", "v99"),  # a variable nobody defined
+        ("meta_schedule.unroll_explicit", "l4"),  # a loop, not a sampled value
+        ("meta_schedule.unroll_explicit", 10**6),
+        ("meta_schedule.cooperative_fetch", [4]),
+        ("meta_schedule.random_compute_producer", 2),
+        ("meta_schedule.thread_extent_low_inclusive", {"x": 1}),
+    ],
+)
+def test_a_tuning_hints_value_is_typed_by_its_key(key, value):
+    assert rejected(trace(inst("Annotate", ["b0", value], [key]))).startswith("instruction 2 (annotate): input 1 (value)")
+
+
+def test_tuning_hints_are_accepted_with_plain_values_and_unannotated():
+    sample = inst("SampleCategorical", [], [[0, 16, 64], [0.25, 0.25, 0.5]], ["v8"])
+    summary = validate_trace(trace(
+        inst("Annotate", ["b0", '"SSRSRS"'], [HINT]),
+        sample,
+        inst("Annotate", ["b0", "v8"], ["meta_schedule.unroll_explicit"]),
+        inst("Annotate", ["l4", 4], ["meta_schedule.cooperative_fetch"]),
+        inst("Unannotate", ["b0"], [HINT]),
+        decisions=[[3, 1]],
+    ))
+    assert summary.dropped == ()
+    assert "key" in rejected(trace(inst("Annotate", ["b0", 1], ["pragma_import_c"])))  # not a hint: refused
+    assert "key" in rejected(trace(inst("Unannotate", ["b0"], ["pragma_import_c"])))
+
+
+def test_hints_that_could_change_the_computation_are_dropped_with_a_note_and_never_reach_tvm():
+    payload = '{"root_index": 0, "nodes": [{"type": "None"}]}'
+    hinted = trace(
+        inst("Annotate", ["b0", '"dot_16x4_vnni"'], ["meta_schedule.auto_tensorize"]),
+        inst("SampleCategorical", [], [[1, 2], [0.5, 0.5]], ["v8"]),
+        inst("Annotate", ["b0", payload], ["meta_schedule.layout_rewrite_preproc"]),  # its value is never read
+        inst("Annotate", ["l4", 1], ["meta_schedule.some_future_hint"]),
+        inst("Unannotate", ["b0"], ["meta_schedule.auto_tensorize"]),
+        inst("Split", ["l4", "None", "v8"], [True, False], ["l9", "l10"]),
+        decisions=[[3, 1]],
+    )
+    summary = validate_trace(hinted)
+    assert len(summary.dropped) == 4
+    assert "instruction 2 (annotate of the tuning hint 'meta_schedule.auto_tensorize')" in summary.dropped[0]
+    assert "tensor intrinsic" in summary.dropped[0] and "does not know it" in summary.dropped[2]
+    plain = trace(inst("SampleCategorical", [], [[1, 2], [0.5, 0.5]], ["v8"]),
+                  inst("Split", ["l4", "None", "v8"], [True, False], ["l9", "l10"]), decisions=[[2, 1]])
+    assert replayable(hinted) == plain
+    assert payload not in json.dumps(replayable(hinted))
+    # A dropped hint still names a block or loop that exists, and defines nothing.
+    assert "block_or_loop" in rejected(trace(inst("Annotate", ["b9", 1], ["meta_schedule.auto_tensorize"])))
+    assert "outputs" in rejected(trace(inst("Annotate", ["b0", 1], ["meta_schedule.auto_tensorize"], ["v8"])))
+    # Replayed by real TVM: the same program as without the dropped lines.
+    from autograder.engine.replay import replay
+    from autograder.problems.workload import fused_primfunc
+
+    import tvm
+
+    func = fused_primfunc()
+    tvm.ir.assert_structural_equal(replay(func, hinted).mod, replay(func, plain).mod)
+
+
+def test_the_accepted_hints_compile_to_the_same_code_as_without_them():
+    """What makes a hint harmless: tvm.compile without MetaSchedule's post-processors ignores it,
+    on blocks and on loops alike (the LLVM IR is the same, but for the addresses in its names)."""
+    import re
+
+    import tvm
+    from tvm import s_tir
+
+    from autograder.problems.workload import fused_primfunc
+
+    values = {"meta_schedule.tiling_structure": "SSRSRS", "meta_schedule.random_compute_producer": 1}
+
+    def llvm_ir(annotate: bool) -> str:
+        sch = s_tir.Schedule(fused_primfunc())
+        conv = sch.get_sblock("conv2d_nchw")
+        loops = sch.get_loops(conv)
+        outer, inner = sch.split(loops[2], [None, 16])
+        if annotate:
+            sampled = sch.sample_categorical([0, 16, 64], [0.25, 0.25, 0.5], decision=2)
+            for key in ANNOTATIONS:
+                if key.startswith("meta_schedule."):
+                    for where in (sch.get_sblock("root"), conv, outer, inner):
+                        sch.annotate(where, key, values.get(key, sampled if "unroll" in key else 16))
+            assert "meta_schedule.cooperative_fetch" in sch.mod.script()
+        source = tvm.compile(sch.mod, target=tvm.target.Target("llvm")).mod.inspect_source("ll")
+        return re.sub(r"0x[0-9a-f]+", "0x", source)
+
+    assert llvm_ir(True) == llvm_ir(False)
 
 
 def test_an_absurd_storage_alignment_is_rejected_before_it_allocates():
