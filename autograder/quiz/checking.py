@@ -1,6 +1,6 @@
 """Check answers against a quiz; the same code serves both copies and every front-end.
 
-What differs between the copies is only how an answer opens an entry of the key (QuizKey): a
+What differs between the copies is only how an answer opens an entry of the key (model.QuizKey): a
 released copy holds salted hashes and each try costs a slow key (ReleasedKey); an instructor copy
 holds the key in plain text, so its answers are looked up in the same entries release() would
 hash, without deriving a key (InstructorKey). Everything else (canonical forms, the order in which
@@ -16,7 +16,7 @@ from typing import Any
 from . import code_questions, hashing
 from .answers import AnswerSheet
 from .diagnostics import Problem
-from .model import Quiz, ReleasedQuestion, ReleasedQuiz
+from .model import Quiz, QuizKey, ReleasedQuestion, ReleasedQuiz
 from .release import ACCEPT, RESPOND, instructor_content, key_entries
 
 # A text answer that matches nothing as typed is tried again without what a student adds when
@@ -29,20 +29,6 @@ _BACKTICKS_AND_PUNCTUATION = re.compile(r"^[` ]+|[`.,;:!? ]+$")
 # Statuses that count towards the total, and those that do not.
 SCORED = ("correct", "wrong", "unanswered", "invalid", "ungraded")
 NOT_SCORED = ("edited", "skipped")
-
-
-class QuizKey:
-    """How answers open a quiz's key: `open` gives the text of the entry of `accept` or `respond`
-    (`kind`) that an answer's canonical form matches, or None; `choice_rank` orders picked
-    choices (see picked_choice_feedback) by their salted check, as the released copy defines it."""
-
-    salt: str
-
-    def open(self, question: ReleasedQuestion, kind: str, purpose: str, canonical: str) -> str | None:
-        raise NotImplementedError
-
-    def choice_rank(self, question: ReleasedQuestion, letter: str) -> str:
-        return hashing.check_of(hashing.derive_key(self.salt, question.id, hashing.CHOICE, letter))
 
 
 class ReleasedKey(QuizKey):

@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from . import hashing
 from .hashing import LETTERS
-
-if TYPE_CHECKING:
-    from .checking import QuizKey
 
 TYPE_NAMES = {
     "single": "single choice",
@@ -142,12 +139,26 @@ class ReleasedQuestion:
         return float(self.data["step"]) if "step" in self.data else None
 
 
+class QuizKey:
+    """How answers open a quiz's key: `open` gives the text of the entry of `accept` or `respond`
+    (`kind`) that an answer's canonical form matches, or None; `choice_rank` orders picked
+    choices (see checking.picked_choice_feedback) by their salted check, as the released copy defines it."""
+
+    salt: str
+
+    def open(self, question: ReleasedQuestion, kind: str, purpose: str, canonical: str) -> str | None:
+        raise NotImplementedError
+
+    def choice_rank(self, question: ReleasedQuestion, letter: str) -> str:
+        return hashing.check_of(hashing.derive_key(self.salt, question.id, hashing.CHOICE, letter))
+
+
 @dataclass
 class ReleasedQuiz:
     id: str
     title: str
     lesson: str
-    key: "QuizKey"  # checking.ReleasedKey (the file's salt and hashes) or checking.InstructorKey
+    key: QuizKey  # checking.ReleasedKey (the file's salt and hashes) or checking.InstructorKey
     questions: list[ReleasedQuestion]
     intro: str | None = None
     path: str = "<quiz>"
