@@ -2,7 +2,7 @@
 with this file, and the settings it has just prepared in $TVM_COURSE_HUB_SETTINGS (a JSON file in
 the hub's state folder: ports, paths, accounts).
 
-For a real server, keep the structure and change (README, "The class on JupyterHub"):
+For a real server, keep the structure and change (docs/instructors.md, "The class on JupyterHub"):
 - bind_url: the public https address (TLS here with c.JupyterHub.ssl_cert/ssl_key, or behind
   a reverse proxy that terminates TLS);
 - the authenticator: the institution's sign-in (OAuthenticator, LDAPAuthenticator) or the LMS's

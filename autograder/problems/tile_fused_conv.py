@@ -112,7 +112,7 @@ PROBLEM = Problem(
         "schedule earns speed points there, so grade on an AVX2 or newer CPU. Timing: each sample is "
         "the fastest of 0.5 ms slices (engine/bench.py), which a busy core's scheduler leaves whole "
         "more often than not; at load 6 on 2 cores the solution's grades stayed in one band (see the "
-        "README's 'Speed across microarchitectures and under load'). The tile budget of 32 KiB is an "
+        "guide docs/speed.md, 'Speed across microarchitectures' and 'Under load'). The tile budget of 32 KiB is an "
         "L1 data cache; the journal's tile needs 1 KiB per intermediate."
     ),
     measured=CALIBRATION,
