@@ -14,15 +14,11 @@ from pathlib import Path
 
 DEFAULT_OUT = Path("_site")  # where `tvm-course site build` writes, relative to the working folder
 
-__all__ = ["build_site", "executed_notebook"]
+__all__ = ["executed_notebook"]  # build_site: from autograder.site.build (which imports DEFAULT_OUT from here)
 
 
 def __getattr__(name: str):
     # Importing the package stays cheap; nbconvert and Jinja load when a build needs them.
-    if name == "build_site":
-        from .build import build_site
-
-        return build_site
     if name == "executed_notebook":
         from .executed import executed_notebook
 
