@@ -37,6 +37,7 @@ def roster(args: argparse.Namespace) -> int:
 
 def collect(args: argparse.Namespace) -> int:
     from ..course.collect import collect_download
+    from ..course.lms_download import enrol_advice
     from ..course.course_dir import CourseError
 
     try:
@@ -64,8 +65,7 @@ def collect(args: argparse.Namespace) -> int:
         print(f"marked LATE by Canvas: {', '.join(late)} (no submission time comes with the download: "
               "nbgrader applies no late penalty; Canvas's own late policy applies there)")
     if plan.strangers:
-        print(f"not on the roster, not collected: {', '.join(plan.strangers)} (enrol them with `tvm-course roster`, or "
-              "collect again with --enrol)", file=sys.stderr)
+        print(f"not on the roster, not collected: {', '.join(plan.strangers)}; {enrol_advice(plan.enrol_command)}", file=sys.stderr)
     if plan.test_students:
         print(f"Canvas's Test Student, not collected: {', '.join(plan.test_students)}", file=sys.stderr)
     if plan.refused:

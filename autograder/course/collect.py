@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -68,8 +69,10 @@ def _collect(assignment: str, lms: str, archive: Path, course, worksheet: Path |
     try:
         sheet = read_worksheet(worksheet) if worksheet is not None else None
         pattern = config.FileNameCollectorPlugin.get("named_regexp") or CANVAS_NAMED_REGEXP
+        again = ["tvm-course", "collect", assignment, str(archive.resolve()), "--from", lms, "--course", str(root), "--enrol"]
         plan = plan_download(archive, lms, assignment, notebooks, worksheet=sheet, roster=roster_from_gradebook(coursedir),
-                             canvas_regexp=pattern, enrol=enrol)
+                             canvas_regexp=pattern, enrol=enrol,
+                             enrol_command=shlex.join(again + (["--worksheet", str(worksheet.resolve())] if worksheet else [])))
     except DownloadError as error:
         raise CourseError(str(error)) from None
     if not plan.accepted:

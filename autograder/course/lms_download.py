@@ -118,6 +118,7 @@ class DownloadPlan:
     strangers: list[str] = field(default_factory=list)  # not on the roster: refused (unless enrol)
     test_students: list[str] = field(default_factory=list)  # the LMS's test student (Canvas's Student View): refused
     notes: list[str] = field(default_factory=list)  # what was collected other than the newest upload, and why
+    enrol_command: str = ""  # the command that collects this download again, enrolling the strangers
 
     @property
     def students(self) -> list[str]:
@@ -144,10 +145,21 @@ class WorksheetEntry:
     full_name: str
 
 
+def enrol_advice(command: str) -> str:
+    """What to do about students who are not on the roster: the command that collects them too."""
+    if command:
+        return f"to collect them too (enrolling them in the gradebook), run: {command}"
+    return "enrol them first (`tvm-course roster`), or collect again enrolling them (`tvm-course collect ... --enrol`)"
+
+
 def plan_download(archive: Path, lms: str, assignment: str, notebooks: list[str] | tuple[str, ...], *,
                   worksheet: dict[str, WorksheetEntry] | None = None, roster: Roster = Roster(),
-                  canvas_regexp: str = CANVAS_NAMED_REGEXP, limits: Limits = LIMITS, enrol: bool = False) -> DownloadPlan:
+                  canvas_regexp: str = CANVAS_NAMED_REGEXP, limits: Limits = LIMITS, enrol: bool = False,
+                  enrol_command: str = "") -> DownloadPlan:
     """What collecting `archive` would do: each entry accepted (with its student) or refused (with why).
+
+    `enrol_command`: the command, as the caller was run, that collects the download again with
+    the students who are not on the roster (and enrols them); a stranger's refusal names it.
 
     Two passes, so that no student's files cost another student anything: the first reads only
     the archive's directory (names, sizes) and sorts each student's uploads, newest first; the
@@ -162,7 +174,7 @@ def plan_download(archive: Path, lms: str, assignment: str, notebooks: list[str]
             "the assignment's grading worksheet too (--worksheet FILE.csv; in Moodle, Grading action > Download "
             "grading worksheet, which needs the assignment's 'Offline grading worksheet' feedback type)"
         )
-    plan = DownloadPlan(lms, assignment, tuple(sorted(notebooks)))
+    plan = DownloadPlan(lms, assignment, tuple(sorted(notebooks)), enrol_command=enrol_command)
     released = {canonical_notebook(n): n for n in plan.notebooks}
     with _open_archive(archive, limits) as zf:
         uploads: dict[str, dict[str, list[_Upload]]] = {}  # student -> notebook -> uploads
@@ -197,8 +209,8 @@ def plan_download(archive: Path, lms: str, assignment: str, notebooks: list[str]
                 continue
             if student not in roster.ids and not enrol:
                 strangers.add(student)
-                plan.refused.append(Refused(_shown(name), f"{student} is not on the course's roster: not collected "
-                                                           "(enrol them with `tvm-course roster`, or collect with --enrol)"))
+                plan.refused.append(Refused(_shown(name), f"{student} is not on the course's roster: not collected; "
+                                                           + enrol_advice(plan.enrol_command)))
                 continue
             uploads.setdefault(student, {}).setdefault(notebook, []).append(
                 _Upload(info, name, lms_id, late, _newness(lms, info, name, uploaded, canvas_regexp)))

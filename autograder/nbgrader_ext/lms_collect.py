@@ -24,6 +24,7 @@ nbgrader would collect nothing and exit 0.
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
@@ -62,7 +63,18 @@ def plan_for(plugin, archive: Path) -> DownloadPlan:
     released = coursedir.format_path(coursedir.release_directory, ".", assignment)
     notebooks = [os.path.basename(n) for n in find_all_notebooks(released)]
     return plan_download(archive, settings.lms, assignment, notebooks, worksheet=worksheet, roster=roster, canvas_regexp=pattern,
-                         enrol=settings.enrol)
+                         enrol=settings.enrol, enrol_command=_enrol_command(assignment, settings))
+
+
+def _enrol_command(assignment: str, settings: LMSDownload) -> str:
+    """This nbgrader command again (in the same folder), collecting the students who are not on the
+    roster too: nbgrader's options for the LMSDownload settings (zip_collect has no --enrol)."""
+    command = ["nbgrader", "zip_collect", assignment, "--force", "--LMSDownload.enrol=True"]
+    if settings.lms != "canvas":
+        command.append(f"--LMSDownload.lms={settings.lms}")
+    if settings.worksheet:
+        command.append(f"--LMSDownload.worksheet={Path(settings.worksheet).resolve()}")
+    return shlex.join(command)
 
 
 class SafeExtractor(ExtractorPlugin):

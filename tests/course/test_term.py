@@ -17,6 +17,8 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -247,3 +249,35 @@ def test_a_moodle_course_from_class_list_to_grade_import(tmp_path):
     assert list(dev) == ["Email address", "First name", "Last name", "Tiling", "Status"]
     assert dev["Email address"] == "Dev.Devlin@uni.example" and dev["Tiling"] == "4" and dev["Status"] == "points lost"
     assert eve["Email address"] == "eve@uni.example" and eve["Tiling"] == "4"  # the newer upload's (eli's), not cleo's 6
+
+
+def test_a_student_not_on_the_roster_is_refused_with_a_command_that_collects_them(tmp_path):
+    """Issue 36: the refusal's hint is a command that works, for nbgrader's zip_collect (which has no
+    --enrol) and for tvm-course collect: each hint is run here as printed."""
+    root = copy_course(COURSE, tmp_path / "course")
+    (tmp_path / "canvas-grades.csv").write_text(CANVAS_EXPORT, encoding="utf-8")
+    command("tvm-course", "roster", str(tmp_path / "canvas-grades.csv"), "--from", "canvas", "--course", str(root))
+    command("nbgrader", "generate_assignment", "tiling", cwd=root)
+    download = write_zip(tmp_path / "download.zip", {"lovelaceada_48213_900001_tiling.ipynb": submission(root, "ada"),
+                                                     "strangersam_9999_900007_tiling.ipynb": submission(root, "ben")})
+    stranger = root / "submitted" / "9999" / "tiling" / "tiling.ipynb"
+    # nbgrader's own command, reading downloaded/tiling/archive/ with the course's plugins
+    archive = root / "downloaded" / "tiling" / "archive"
+    archive.mkdir(parents=True)
+    shutil.copyfile(download, archive / "download.zip")
+    done = command("nbgrader", "zip_collect", "tiling", cwd=root)
+    log = done.stdout + done.stderr
+    assert done.returncode == 0 and "9999 is not on the course's roster: not collected" in log and not stranger.exists()
+    hint = re.search(r"9999 is not on the course's roster: not collected; .*run: (.+)$", log, re.M).group(1)
+    assert "--enrol " not in hint + " "  # zip_collect has no such flag
+    again = command(*shlex.split(hint), cwd=root)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert stranger.is_file() and (root / "submitted" / "48213" / "tiling" / "tiling.ipynb").is_file()
+    # the course's own command: the stranger is still not in the gradebook, and its hint enrols them
+    stranger.unlink()
+    refused = command("tvm-course", "collect", "tiling", str(download), "--from", "canvas", "--course", str(root))
+    assert refused.returncode == 1 and not stranger.exists()
+    hint = re.search(r"not on the roster, not collected: 9999; .*run: (.+)$", refused.stderr, re.M).group(1)
+    enrolled = command(*shlex.split(hint), cwd=tmp_path)
+    assert enrolled.returncode == 0, enrolled.stdout + enrolled.stderr
+    assert "enrolled now (--enrol; not in the gradebook before): 9999" in enrolled.stdout and stranger.is_file()
