@@ -108,25 +108,45 @@ def check_interface(original, scheduled) -> CheckOutcome:
     return CheckOutcome("interface", True, "inputs and output unchanged")
 
 
+def _derived_from(name: str, origin: str) -> bool:
+    """Whether a buffer is `origin` or a copy a primitive made of it: cache_read/cache_write and
+    set_scope add "_<scope>", reindex "_reindex", rfactor ".rf"."""
+    return name == origin or name.startswith((origin + "_", origin + "."))
+
+
 def check_fusion(original, scheduled, target, budget_bytes: int) -> CheckOutcome:
-    """Conv and bias-add outputs must be tile-sized after compaction (or inlined away)."""
+    """Every buffer the scheduled function allocates, whatever primitive made it, must be
+    tile-sized after compaction (or inlined away), except the inputs, the workload's own padding
+    and copies of them: the conv's and the bias-add's results live only a tile at a time."""
     watched = written_buffer_names(original, FUSED_PRODUCERS)
     full = compacted_buffer_bytes(original, target)
     after = compacted_buffer_bytes(scheduled, target)
+    # What is not an intermediate of the fused chain: the parameters and the padding the workload
+    # allocates itself (pad_temp), which fusion does not ask to shrink.
+    exempt = {p.name for p in original.params} | {name for name in full if name not in watched.values()}
     parts, too_big = [], []
     for block, buffer in watched.items():
-        # set_scope and cache_write keep the name and add a suffix ("_shared", "_local").
-        copies = [n for name, n in after.items() if name == buffer or name.startswith(buffer + "_")]
+        copies = [n for name, n in after.items() if _derived_from(name, buffer)]
         size = max(copies) if copies else None
         if size is None:
             parts.append(f"{buffer}: inlined away")
             continue
         parts.append(f"{buffer}: {human_bytes(size)} per tile (whole tensor {human_bytes(full[buffer])})")
-        if size > budget_bytes:
-            too_big.append((block, buffer, size))
+        too_big.extend((block, name, n) for name, n in after.items() if _derived_from(name, buffer) and n > budget_bytes)
+    too_big.extend(("", name, n) for name, n in after.items()
+                   if n > budget_bytes and not any(_derived_from(name, origin) for origin in exempt | set(watched.values())))
     if not too_big:
         return CheckOutcome("fusion", True, "; ".join(parts) + f"; budget {human_bytes(budget_bytes)}")
+    too_big.sort(key=lambda entry: -entry[2])
     block, buffer, size = too_big[0]
+    if buffer not in watched.values():
+        return CheckOutcome(
+            "fusion",
+            False,
+            f"after lowering, the schedule allocates {buffer}, {human_bytes(size)}, over the {human_bytes(budget_bytes)} "
+            "tile budget: every buffer of the fused chain must hold one tile, including the ones a primitive "
+            "adds (rfactor, cache_read, cache_write, reindex); a whole-tensor copy keeps the intermediate out of cache.",
+        )
     return CheckOutcome(
         "fusion",
         False,

@@ -192,3 +192,24 @@ def test_the_ir_walk_survives_a_nest_deeper_than_pythons_recursion_limit(func):
     finally:
         sys.setrecursionlimit(limit)
     assert {b.name_hint for b in found} >= {"conv2d_nchw", "T_add", "compute"}
+
+
+def test_a_buffer_any_primitive_adds_is_judged_too(func):
+    """rfactor keeps the conv's partial sums in a new whole-tensor buffer (9.2 MiB) while the
+    named intermediates are tile-sized: fusion judges every buffer allocated, whatever made it."""
+
+    def rfactor_the_channels(sch):
+        conv = sch.get_sblock("conv2d_nchw")
+        sch.rfactor(sch.get_loops(conv)[-3], 0)
+
+    outcome = checks.check_fusion(func, scheduled(func, "journal", rfactor_the_channels).mod["main"], cpu(), 32 * 1024)
+    assert not outcome.passed
+    assert ".rf" in outcome.message and "MiB" in outcome.message and "rfactor" in outcome.message
+
+
+def test_a_copy_of_an_input_or_the_padding_is_not_an_intermediate(func):
+    def copy_the_padding_whole(sch):
+        sch.cache_read(sch.get_sblock("conv2d_nchw"), 0, "global")
+
+    outcome = checks.check_fusion(func, scheduled(func, "journal", copy_the_padding_whole).mod["main"], cpu(), 32 * 1024)
+    assert outcome.passed, outcome.message
