@@ -4,7 +4,8 @@ Modules: executed (lesson notebooks run once by a real kernel, cached), notebook
 executed notebook as page HTML), figures (its plots as files, sharp and enlargeable),
 page_structure (title, headings in order, table of contents), navigation (sidebar, breadcrumb,
 previous / next), notebook_links (the notebook to download; Colab and Binder), quiz_html (a
-lesson's released quiz as a form), course_map (the map page), pages (templates and filters),
+lesson's released quiz as a form), guides (the repository's docs/ as pages), course_map (the
+map page), pages (templates and filters),
 build (the whole site), serve (a local server).
 Package data: templates/*.html, static/ (site.css, site.js, quiz-hashing.js, quiz.js, favicon.svg).
 """

@@ -9,6 +9,8 @@
     _site/notebooks/<notebook>.ipynb.js      the same as a script: from file://, where a browser shows
                                              a linked .ipynb as text, site.js downloads this one
     _site/quizzes/<quiz id>.released.yaml    the released quiz, for checking code answers locally
+    _site/guides/<name>.html                 a guide from the repository's docs/ (guides.py: which
+                                             ones; a course without docs/ has none)
     _site/assets/                            the stylesheet, the page and quiz scripts, the icon, and
                                              search-index.js (search.py)
 
@@ -34,9 +36,9 @@ from typing import Callable
 
 from autograder import syllabus as syllabus_module
 
-from . import DEFAULT_OUT, course_map, pages, search
+from . import DEFAULT_OUT, course_map, guides, pages, search
 from .executed import MeasuredOn, cached_path, executed_notebook
-from .navigation import course_nav
+from .navigation import NavGuide, course_nav
 from .notebook_html import render_notebook
 from .notebook_links import REPO_URL_ENV, Repository, links_for, stripped_notebook
 from .page_structure import TocEntry
@@ -102,7 +104,8 @@ def build_site(out: str | Path = DEFAULT_OUT, syllabus_path: str | Path = syllab
                                 "choose a folder you can write to with -o") from None
     try:
         _write_assets(staging)
-        nav = course_nav(syllabus)
+        rendered_guides = guides.render_guides(root, repository)
+        nav = course_nav(syllabus, tuple(NavGuide(g.name, g.nav_title, g.page) for g in rendered_guides))
         # A link to another lesson's notebook goes to its page (pages are side by side in lessons/).
         lesson_pages = {Path(lesson.notebook).name: f"{lesson.id}.html"
                         for unit in syllabus.units for lesson in unit.lessons}
@@ -146,9 +149,17 @@ def build_site(out: str | Path = DEFAULT_OUT, syllabus_path: str | Path = syllab
                 lesson_title = rendered.title or lesson.title
                 index += search.lesson_entries(lesson_title, page, rendered.body_html)
                 index += search.quiz_entries(lesson_title, page, document)
+        for guide, nav_guide in zip(rendered_guides, nav.guides):
+            html = pages.render(
+                "guide.html", root="../", course=syllabus.course, nav=nav, current=nav_guide.current,
+                pager=nav.guide_pager(guide.name), title=guide.title, nav_title=guide.nav_title,
+                toc=guide.toc, body_html=guide.body_html)
+            _write(staging / guide.page, html)
+            report.pages.append(guide.page)
+            index += search.lesson_entries(guide.title, guide.page, guide.body_html)
         index += search.map_entries(course_map.map_entries(syllabus, question_counts))
         _write(staging / "assets" / "search-index.js", search.index_script(index))
-        _write(staging / "index.html", course_map.render_map(syllabus, question_counts, released))
+        _write(staging / "index.html", course_map.render_map(syllabus, question_counts, released, nav=nav))
         report.pages.insert(0, "index.html")
         _write(staging / MARKER, "Built by `tvm-course site build`; the next build replaces this folder.\n")
         _replace(out, staging)

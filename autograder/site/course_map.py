@@ -82,15 +82,16 @@ def map_entries(syllabus: Syllabus, question_counts: dict[str, QuizCount]) -> li
 
 
 def render_map(syllabus: Syllabus, question_counts: dict[str, QuizCount],
-               released: dict[str, dict] | None = None) -> str:
+               released: dict[str, dict] | None = None, nav=None) -> str:
     """`released` maps a lesson id to its released quiz: the map then shows the reader's progress
-    in it, as the quiz's page last counted it (site.js, from what quiz.js kept)."""
-    nav = course_nav(syllabus)
+    in it, as the quiz's page last counted it (site.js, from what quiz.js kept). `nav`: the
+    site's navigation.CourseNav (with its guides); by default the syllabus's alone."""
+    nav = nav or course_nav(syllabus)
     quizzes = {lesson_id: {"id": document["id"], "integrity": document["released"]["integrity"]}
                for lesson_id, document in (released or {}).items()}
     units = map_entries(syllabus, question_counts)
     for unit, syllabus_unit in zip(units, syllabus.units):
         for lesson, syllabus_lesson in zip(unit.lessons, syllabus_unit.lessons):
             lesson.released = quizzes.get(syllabus_lesson.id)
-    return pages.render("map.html", root="", course=syllabus.course, units=units,
+    return pages.render("map.html", root="", course=syllabus.course, units=units, guides=nav.guides,
                         nav=nav, current=None, toc=[], pager=nav.pager(None))

@@ -1,5 +1,6 @@
 """The ways around the site that every page shares: the course map as a sidebar, the breadcrumb,
-and the previous / next links, all from course/syllabus.yaml.
+and the previous / next links, all from course/syllabus.yaml; and, after the units, the guides
+(guides.py), which have previous / next links of their own.
 
 Lessons are numbered through the whole course (lesson 3 is the first of unit 2 when unit 1 has
 two), the way the map page lists them. Paths are relative to the site root; templates put
@@ -44,10 +45,22 @@ class NavUnit:
 
 
 @dataclass(frozen=True)
+class NavGuide:
+    name: str
+    title: str
+    page: str
+
+    @property
+    def current(self) -> str:
+        """What a page passes as `current` to mark this guide in the sidebar (never a lesson id)."""
+        return f"guide:{self.name}"
+
+
+@dataclass(frozen=True)
 class Link:
     title: str
     href: str  # relative to the site root
-    kind: str  # "lesson" or "map"
+    kind: str  # "lesson", "guide" or "map"
 
 
 @dataclass(frozen=True)
@@ -59,6 +72,7 @@ class Pager:
 @dataclass(frozen=True)
 class CourseNav:
     units: tuple[NavUnit, ...]
+    guides: tuple[NavGuide, ...] = ()
 
     @property
     def lessons(self) -> list[NavLesson]:
@@ -85,11 +99,21 @@ class CourseNav:
         return Pager(previous, following)
 
 
+    def guide_pager(self, name: str) -> Pager:
+        """Previous and next through the guides; before the first and after the last is the map."""
+        course_map = Link("Course map", MAP_PAGE, "map")
+        index = next(i for i, guide in enumerate(self.guides) if guide.name == name)
+        previous = self.guides[index - 1] if index > 0 else None
+        following = self.guides[index + 1] if index + 1 < len(self.guides) else None
+        return Pager(Link(previous.title, previous.page, "guide") if previous else course_map,
+                     Link(following.title, following.page, "guide") if following else course_map)
+
+
 def _link(lesson: NavLesson) -> Link:
     return Link(f"Lesson {lesson.number}: {lesson.title}", lesson.page, "lesson")
 
 
-def course_nav(syllabus: Syllabus) -> CourseNav:
+def course_nav(syllabus: Syllabus, guides: tuple[NavGuide, ...] = ()) -> CourseNav:
     units, number = [], 0
     for unit_number, unit in enumerate(syllabus.units, start=1):
         lessons = []
@@ -98,4 +122,4 @@ def course_nav(syllabus: Syllabus) -> CourseNav:
             lessons.append(NavLesson(number, lesson.id, lesson.title, lesson_page(lesson.id), unit_number))
         units.append(NavUnit(unit_number, unit.id, unit.title, unit_anchor(unit.id), tuple(lessons),
                              tuple(a.title for a in unit.assignments)))
-    return CourseNav(tuple(units))
+    return CourseNav(tuple(units), tuple(guides))

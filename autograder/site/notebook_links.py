@@ -43,6 +43,10 @@ class Repository:
             raise RepositoryURLError(f"--repo-branch {branch!r}: not a branch name")
         return cls(match.group(1), match.group(2), branch)
 
+    def blob(self, path: str) -> str:
+        """A file's page in the repository, on the branch (GitHub shows a folder there too)."""
+        return f"https://github.com/{self.owner}/{self.name}/blob/{urllib.parse.quote(self.branch)}/{urllib.parse.quote(path)}"
+
     def colab(self, path: str) -> str:
         return (f"https://colab.research.google.com/github/{self.owner}/{self.name}/blob/"
                 f"{urllib.parse.quote(self.branch)}/{urllib.parse.quote(path)}")

@@ -5,7 +5,7 @@
 A script, not JSON, because a page opened from file:// may load a script but not fetch a file;
 site.js loads it only when the reader first uses the search box, so pages do not carry it.
 
-What is indexed: each lesson section (its heading, prose and code, not outputs), each quiz
+What is indexed: each lesson and guide section (its heading, prose and code, not outputs), each quiz
 question's prompt (and the texts of its choices or items, which the page shows anyway), and the
 map's units, lessons and assignments. Never a quiz's answers, explanations or feedback: the index
 is built from the released document's plain fields only (`QUIZ_FIELDS`), never from the
@@ -25,7 +25,7 @@ INDEXED_LEVELS = ("h2", "h3")
 
 
 def lesson_entries(lesson_title: str, page: str, body_html: str) -> list[dict]:
-    """One entry per h2/h3 section of a rendered lesson (the text before the first: the lesson's own)."""
+    """One entry per h2/h3 section of a rendered lesson or guide (the text before the first: the page's own)."""
     soup = BeautifulSoup(body_html, "html.parser")
     for hidden in soup.select(".output_wrapper, .output_area, .anchor-link, figure"):
         hidden.decompose()

@@ -172,10 +172,55 @@ def tiny_notebook(cells=TINY_NOTEBOOK_CELLS) -> nbformat.NotebookNode:
     return notebook
 
 
+# Two guides (docs/, autograder/site/guides.py) that link to each other's sections, to a section of
+# their own and to files of the repository; and the architecture, which the site leaves out.
+TINY_GUIDES = {
+    "students.md": textwrap.dedent("""\
+        # For students
+
+        For the tiny course's students.
+
+        ## Getting started
+
+        Read [how grading works](grading.md), then [what is graded](grading.md#what-is-graded-and-how)
+        and [the lessons](#the-lessons-one-by-one). The [README](../README.md) is the repository's;
+        [the architecture](architecture.md) too.
+
+        ## The lessons, one by one
+
+        | lesson | what |
+        | --- | --- |
+        | `lessons/tiny.ipynb` | tiles |
+
+        ```
+        make lab   # the lessons
+        ```
+        """),
+    "grading.md": textwrap.dedent("""\
+        # How grading works
+
+        For anyone curious about a grade.
+
+        ## What is graded, and how
+
+        Correctness, fusion and speed: see [the students' guide](students.md#getting-started).
+
+        ### Tiles per axis
+
+        224 / 16 = 14.
+        """),
+    "architecture.md": "# Architecture\n\nFor whoever changes the code.\n",
+}
+
+
 def write_tiny_course(root: Path) -> Path:
-    """A course root with course/syllabus.yaml and two lessons in two units, each with its quiz;
-    returns the syllabus path."""
+    """A course root with course/syllabus.yaml and two lessons in two units, each with its quiz,
+    and two guides in docs/; returns the syllabus path."""
     (root / "course").mkdir(parents=True, exist_ok=True)
+    (root / "docs").mkdir(exist_ok=True)
+    for name, text in TINY_GUIDES.items():
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    (root / "README.md").write_text("# A tiny course\n", encoding="utf-8")
     (root / "lessons").mkdir(exist_ok=True)
     (root / "quizzes").mkdir(exist_ok=True)
     nbformat.write(tiny_notebook(), root / "lessons" / "tiny.ipynb")

@@ -10,7 +10,7 @@ from axe import serious_violations
 from quiz_browser import answer_and_check, wait_until_ready
 
 WIDTHS = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
-PAGES = ["index.html", "lessons/tiny.html", "lessons/tiny-next.html"]
+PAGES = ["index.html", "lessons/tiny.html", "lessons/tiny-next.html", "guides/students.html"]
 
 
 LOOKS = [(width, scheme) for width in WIDTHS for scheme in ("light", "dark")]

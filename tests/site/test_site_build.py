@@ -42,7 +42,8 @@ def _parse(path: Path) -> _Links:
 def test_the_site_has_a_map_a_lesson_page_the_released_quiz_and_assets(tiny_site):
     files = sorted(p.relative_to(tiny_site).as_posix() for p in tiny_site.rglob("*") if p.is_file())
     assert files == [MARKER, "assets/favicon.svg", "assets/quiz-hashing.js", "assets/quiz.js", "assets/search-index.js",
-                     "assets/site.css", "assets/site.js", "index.html", "lessons/figures/tiny-1.png",
+                     "assets/site.css", "assets/site.js", "guides/grading.html", "guides/students.html",
+                     "index.html", "lessons/figures/tiny-1.png",
                      "lessons/figures/tiny-next-1.png", "lessons/tiny-next.html", "lessons/tiny.html",
                      "notebooks/tiny-next.ipynb", "notebooks/tiny-next.ipynb.js", "notebooks/tiny.ipynb",
                      "notebooks/tiny.ipynb.js", "quizzes/tiny-next.released.yaml", "quizzes/tiny.released.yaml"]
@@ -142,7 +143,8 @@ def test_a_rebuild_reuses_the_executed_lesson(use_cache, tiny_course, tiny_site,
     report = build_site(tmp_path / "again", tiny_course)
     assert report.executed == [] and report.from_cache == ["lessons/tiny.ipynb", "lessons/tiny-next.ipynb"]
     assert time.monotonic() - started < 10
-    assert report.pages == ["index.html", "lessons/tiny.html", "lessons/tiny-next.html"]
+    assert report.pages == ["index.html", "lessons/tiny.html", "lessons/tiny-next.html",
+                            "guides/students.html", "guides/grading.html"]
     assert (report.out / "lessons" / "tiny.html").read_text(encoding="utf-8").count("tiles per axis: 14") == 1
 
 
