@@ -7,7 +7,6 @@ import json
 import os
 import sys
 import typing
-from pathlib import Path
 
 from ..engine.config import GraderConfig
 
@@ -62,11 +61,11 @@ def config_from(args: argparse.Namespace) -> GraderConfig:
 
 
 def grade_schedule(args: argparse.Namespace) -> int:
-    from ..engine.pipeline import UsageError, grade_source
+    from ..engine.pipeline import UsageError, grade_source, read_submission
     from ..engine.preflight import GraderUnusable
 
     try:
-        source = Path(args.file).read_text(encoding="utf-8")
+        source = read_submission(args.file)
     except (OSError, UnicodeDecodeError) as error:
         print(f"tvm-course grade-schedule: cannot read {args.file}: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -127,9 +126,9 @@ def _is_gpu_problem(name: str) -> bool:
 def bench_grader(args: argparse.Namespace) -> int:
     from .. import examples
     from ..engine import grader_bench
-    from ..engine.pipeline import UsageError
+    from ..engine.pipeline import UsageError, read_submission
 
-    source = Path(args.file).read_text(encoding="utf-8") if args.file else examples.source(args.example)
+    source = read_submission(args.file) if args.file else examples.source(args.example)
     what = args.file or f"autograder/examples/{args.example}.py"
     if not args.file and args.example == "journal" and _is_gpu_problem(args.problem):
         # The journal's schedule binds nothing to GPU threads (it would only be rejected): the

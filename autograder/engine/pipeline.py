@@ -215,6 +215,9 @@ class _Grading:
         )
 
     def run(self, source: str) -> Result:
+        too_large = source_too_large(source)
+        if too_large:
+            return self.result("rejected", too_large)
         syntax = syntax_error(source)
         if syntax:
             return self.result("error", syntax)
@@ -452,6 +455,29 @@ def _decided(against: dict) -> str:
     if against.get("decided"):
         return f"; {level}, inside one band: decided after {against['n']} rounds"
     return f"; {level} straddles a band edge: the median of all {against['n']} rounds decides"
+
+
+# A schedule is a few KiB (MetaSchedule's printed traces for this workload: 3-8 KiB). Compiling
+# source text costs about 400 times its size in memory (measured: 256 KiB of Python took 100 MB),
+# so nothing larger is parsed in the grading process: it is refused before compile() sees it.
+MAX_SOURCE_BYTES = 64 * 1024
+
+
+def source_too_large(source: str) -> str | None:
+    if len(source.encode("utf-8", "surrogatepass")) <= MAX_SOURCE_BYTES:
+        return None
+    return (f"the submission's source is over the {MAX_SOURCE_BYTES // 1024} KiB a schedule may be "
+            "(a schedule is a few KiB: is data pasted into it?)")
+
+
+def read_submission(path) -> str:
+    """A submission file's text, reading no more than one byte past MAX_SOURCE_BYTES (a larger
+    file is refused by the grading, whatever its size). OSError and UnicodeDecodeError as for open()."""
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_SOURCE_BYTES + 1)
+    if len(data) > MAX_SOURCE_BYTES:
+        return data.decode("utf-8", "replace") + " "  # over the limit whatever the decoding replaced
+    return data.decode("utf-8")
 
 
 def syntax_error(source: str) -> str | None:
