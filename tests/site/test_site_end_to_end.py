@@ -171,6 +171,19 @@ def _instructor_only_texts() -> list[tuple[str, str]]:
     return found
 
 
+def test_the_guides_are_pages_of_the_real_site_and_the_architecture_is_not(real_site):
+    from autograder.site.guides import GUIDES
+
+    built = sorted(p.name for p in (real_site / "guides").iterdir())
+    assert built == sorted(f"{name}.html" for name, _ in GUIDES)
+    for name, title in GUIDES:
+        html_text = (real_site / "guides" / f"{name}.html").read_text(encoding="utf-8")
+        assert f'aria-current="page">{title}</a>' in html_text, name  # marked in the course map
+        assert '<article class="notebook guide">' in html_text and 'class="toc"' in html_text, name
+    index = (real_site / "index.html").read_text(encoding="utf-8")
+    assert all(f'href="guides/{name}.html"' in index for name, _ in GUIDES)
+
+
 def test_no_plain_key_anywhere_in_the_built_site(real_site):
     files = {p.relative_to(real_site).as_posix(): _flat(p.read_text(encoding="utf-8"))
              for p in real_site.rglob("*") if p.is_file() and p.suffix not in (".png", ".jpg")}
