@@ -109,7 +109,8 @@ class ReleasedAssignment:
                 items.append(f"notebook {_quote(name + '.ipynb')} missing")
                 continue
             try:
-                found = notebook_changes(released, read_cells(handed_in[name]))
+                notebook = _read_notebook(handed_in[name])
+                found = notebook_changes(released, _cells_of(notebook), ids_in_format=_has_cell_ids(notebook))
             except _Unreadable as why:
                 found = [f"not compared with the release: {why}"]
             items += [f"{name}.ipynb: {item}" if several else item for item in found]
@@ -119,10 +120,17 @@ class ReleasedAssignment:
 def read_cells(path: Path) -> list[_Cell]:
     """The cells of the notebook at `path`, as JSON has them (nbformat's reader would repair ids),
     decoded as autograde decodes it (notebook_file.py: any JSON encoding, surrogates replaced)."""
+    return _cells_of(_read_notebook(path))
+
+
+def _read_notebook(path: Path) -> dict:
     try:
-        notebook = read_json_file(path)
+        return read_json_file(path)
     except NotANotebook as why:
         raise _Unreadable(str(why)) from None
+
+
+def _cells_of(notebook: dict) -> list[_Cell]:
     if not isinstance(notebook.get("cells"), list):
         raise _Unreadable("not a notebook (no list of cells)")
     cells, odd = [], []
@@ -135,6 +143,15 @@ def read_cells(path: Path) -> list[_Cell]:
     if odd:
         raise _Unreadable(f"{len(odd)} malformed cell{'s' * (len(odd) > 1)} ({', '.join(odd[:MAX_NAMED])})")
     return cells
+
+
+def _has_cell_ids(notebook: dict) -> bool:
+    """Whether the notebook's format has cell ids: nbformat 4.5 and later. A notebook saved as 4.4
+    or earlier (an older Jupyter, Colab) has none by its format, which is no change of the student's."""
+    major, minor = notebook.get("nbformat"), notebook.get("nbformat_minor")
+    if not (isinstance(major, int) and isinstance(minor, int)) or isinstance(major, bool) or isinstance(minor, bool):
+        return True  # no version it could go by: missing ids are said
+    return (major, minor) >= (4, 5)
 
 
 def _cell(index: int, raw) -> _Cell | str:
@@ -162,13 +179,16 @@ def _cell(index: int, raw) -> _Cell | str:
     return _Cell(index, cell_type, source, cell_id, marks, grade_id or None)
 
 
-def notebook_changes(released: list[_Cell], submitted: list[_Cell]) -> list[str]:
-    """What `submitted` changed in `released`, most telling first; [] for nothing."""
+def notebook_changes(released: list[_Cell], submitted: list[_Cell], ids_in_format: bool = True) -> list[str]:
+    """What `submitted` changed in `released`, most telling first; [] for nothing.
+
+    `ids_in_format`: whether the submitted notebook's nbformat has cell ids (4.5 and later); one
+    saved in an older format is compared without ids, and their absence is not a change."""
     matched: dict[int, _Cell] = {}  # released index -> submitted cell
     used: set[int] = set()  # submitted indices matched
     renamed: list[str] = []
     compare_ids = any(c.id for c in submitted) or not any(c.id for c in released)
-    items = [] if compare_ids else ["cell ids missing"]
+    items = [] if compare_ids or not ids_in_format else ["cell ids missing"]
 
     def match(wanted, key) -> None:
         unused: dict = {}

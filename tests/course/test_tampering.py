@@ -139,9 +139,29 @@ def test_a_copy_into_a_new_notebook_is_one_note(course):
     for index, cell in enumerate(notebook.cells):
         cell.id = f"new-{index}"
     assert course.check(notebook) == "ids of cells 'intro', 'setup', 'schedule' and 5 more changed"
-    for cell in notebook.cells:  # saved as nbformat 4.4
+    for cell in notebook.cells:  # a 4.5 notebook whose ids were stripped
         del cell["id"]
     assert course.check(notebook) == "cell ids missing"
+
+
+def as_nbformat_4_4(notebook) -> dict:
+    """The notebook as Jupyter before 4.5 (or Colab) saves it: no cell ids exist in its format."""
+    old = json.loads(json.dumps(notebook))
+    old["nbformat_minor"] = 4
+    for cell in old["cells"]:
+        cell.pop("id", None)
+    return old
+
+
+def test_a_notebook_saved_as_nbformat_4_4_has_no_ids_to_miss(course):
+    """Issue 36: a notebook saved as 4.4 was flagged "cell ids missing"; cells are found by grade_id
+    and content instead, and what did change is still said."""
+    assert course.check(as_nbformat_4_4(released_notebook())) == ""
+    notebook = released_notebook()
+    cells = cells_by_id(notebook)
+    cells["speed"].source = "points(result, 'speed', 3) or 3"
+    notebook.cells.remove(cells["arithmetic-intro"])
+    assert course.check(as_nbformat_4_4(notebook)) == "locked cell 'speed' edited; cell 'arithmetic-intro' removed"
 
 
 def test_moved_duplicated_and_duplicate_ids(course):
@@ -287,6 +307,7 @@ def test_a_tampered_submission_scores_what_it_did_untampered_and_is_flagged(tmp_
     assert (before.review, before.changes) == (False, "") and "review" not in format_table(untampered.rows)
 
     path = Path(course_directory(load_course_config(root)).format_path("submitted", "ben", "tiling")) / "tiling.ipynb"
+    handed_in = path.read_text(encoding="utf-8")
     notebook = nbformat.read(path, as_version=4)
     cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in notebook.cells}
     cells["speed"].source = "3"
@@ -305,3 +326,14 @@ def test_a_tampered_submission_scores_what_it_did_untampered_and_is_flagged(tmp_
     with open(report.csv_path, newline="", encoding="utf-8") as handle:
         (line,) = csv.DictReader(handle)
     assert (line["review"], line["changes"], line["score"]) == ("1", changed, f"{before.score:g}")
+
+    # The same submission saved as nbformat 4.4 (issue 36): graded alike, and nothing flagged.
+    path.write_text(json.dumps(as_nbformat_4_4(json.loads(handed_in))), encoding="utf-8")
+    report = grade_assignment(options(root, workers=1, progress=None, force=True))
+    assert report.failures == {} and report.graded == ["ben"]
+    saved_old = report.rows[0]
+    assert saved_old.parts == before.parts and saved_old.score == before.score and saved_old.status == before.status
+    assert (saved_old.review, saved_old.changes) == (False, "")
+    with open(report.csv_path, newline="", encoding="utf-8") as handle:
+        (line,) = csv.DictReader(handle)
+    assert (line["review"], line["changes"]) == ("0", "")
