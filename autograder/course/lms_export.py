@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .course_dir import CourseError
-from .submissions import find_submissions, grading_decision, recorded_submissions
+from .submissions import dropped, find_submissions, graded_directory, grading_decision, recorded_submissions
 from .summary import FAILED, NOT_GRADED, PENDING, Row, collect_rows
 
 FORMATS = ("canvas", "moodle", "csv")
@@ -83,8 +83,8 @@ def export_grades(coursedir, assignment: str, fmt: str, path: Path, *, column: s
     not_enrolled = []
     for student in sorted(students):
         info, row = students[student], rows[student]
-        if fmt != "csv" and not info.enrolled:
-            not_enrolled.append(student)  # a stranger or an LMS test student is never written to the LMS
+        if not info.enrolled and (fmt != "csv" or dropped(coursedir, student, graded_directory(coursedir, assignment, student))):
+            not_enrolled.append(student)  # a stranger, an LMS test student or a dropped student is never written to the LMS
             continue
         score, why = scores[student]
         if score is None:

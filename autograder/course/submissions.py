@@ -140,9 +140,13 @@ def grading_decision(coursedir, assignment: str, submission: Submission, recorde
                      abilities: RunAbilities = RunAbilities(), force: bool = False) -> Decision:
     """Whether `submission` is graded in this run, and why. `recorded`:
     recorded_submissions(coursedir, assignment), read here when not given."""
+    graded = graded_directory(coursedir, assignment, submission.student)
+    if recorded is None:
+        recorded = recorded_submissions(coursedir, assignment)
+    if submission.student not in recorded and dropped(coursedir, submission.student, graded):
+        return Decision(False, "not-in-class", DROPPED)  # before --force: a dropped student stays dropped
     if force:
         return Decision(True, "forced", "graded again (--force)")
-    graded = graded_directory(coursedir, assignment, submission.student)
     if not graded.is_dir():
         return Decision(True, "new", "not graded yet (or its last grading failed)")
     missing = [f"{name}.ipynb" for name in submission.notebooks if not (graded / f"{name}.ipynb").exists()]
@@ -170,6 +174,31 @@ def grading_decision(coursedir, assignment: str, submission: Submission, recorde
             return Decision(False, "pending-gpu", f"unchanged; {cells} pending until a run with a GPU (--rpc HOST:PORT --key KEY, or on a GPU host)")
         return Decision(False, "pending-manual", f"unchanged; {cells} need manual grading")
     return Decision(False, "unchanged", "unchanged since it was graded (same content)")
+
+
+DROPPED = ("from a student not in the class: graded before, then removed from the gradebook (`nbgrader db student "
+           "remove`); not graded, not exported (to take them back: `nbgrader db student add ID`, then grade)")
+
+
+def dropped(coursedir, student: str, graded: Path) -> bool:
+    """Whether `student` was dropped from the class: a grading of theirs was recorded (the record is
+    written only once their grades were in the gradebook), and the gradebook holds them no more.
+    A student who submitted without ever being graded or enrolled is graded (and enrolled) as before."""
+    if graded_record(graded) is None:
+        return False
+    enrolled = enrolled_students(coursedir)
+    return bool(enrolled) and student not in enrolled  # an empty (lost, new) gradebook drops no one
+
+
+def enrolled_students(coursedir) -> set[str]:
+    """The student ids in the course's gradebook."""
+    from nbgrader.api import Gradebook
+
+    url = coursedir.db_url
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
+        return set()
+    with Gradebook(url, coursedir.course_id) as gradebook:
+        return {student.id for student in gradebook.students}
 
 
 def needs_grading(coursedir, assignment: str, submission: Submission, recorded: dict[str, Recorded] | None = None) -> bool:
