@@ -7,6 +7,12 @@ reader fail). `read_json_file` turns any of these into a plain JSON object, or r
 NotANotebook with a cause short enough to show a student and an instructor:
 
 - at most MAX_NOTEBOOK_BYTES are read; a symbolic link or anything but a regular file is refused;
+- the outputs of its code cells are dropped: they are not the student's answer (grading runs the
+  code again), and a notebook is graded the same with or without them. A file larger than
+  IN_PROCESS_BYTES is parsed in a child process whose address space is limited to
+  PARSE_MEMORY_BYTES (parsing JSON takes up to ~400 times the text's size: a 32 MiB file was
+  seen to need 12 GB), and only what is left without outputs, at most MAX_KEPT_BYTES, comes
+  back to the grader;
 - the encoding is detected as JSON's own rule has it (a BOM, else the pattern of zero bytes:
   json.detect_encoding); bytes that are not valid in it become U+FFFD, never an error;
 - containers nested deeper than MAX_DEPTH are replaced by null before the text is parsed, so no
@@ -23,9 +29,19 @@ import json
 import os
 import re
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
-MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024
+# What is read of a file at all: a notebook whose outputs hold images is still graded on its code.
+MAX_NOTEBOOK_BYTES = 256 * 1024 * 1024
+# Up to this size a file is parsed in the grader's own process (worst case ~100 MB of memory).
+IN_PROCESS_BYTES = 256 * 1024
+# Address space of the child that parses a larger file (the interpreter itself takes ~30 MB).
+PARSE_MEMORY_BYTES = 3 * 1024**3
+PARSE_TIMEOUT_S = 120
+# The notebook without its outputs, as the child hands it back: cells of code and text.
+MAX_KEPT_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 64  # nbformat's own structure is under 10 deep; widget state and JSON outputs add a few
 
 # A JSON string (escapes included) or a bracket: scanned to find the depth of every container
@@ -37,8 +53,65 @@ class NotANotebook(ValueError):
 
 
 def read_json_file(path: str | os.PathLike) -> dict:
-    """The JSON object in the file at `path`, decoded as described above."""
-    return decode_json(read_bounded(path))
+    """The JSON object in the file at `path`, decoded as described above, without outputs."""
+    data = read_bounded(path)
+    if len(data) <= IN_PROCESS_BYTES:
+        return without_outputs(decode_json(data))
+    return _decode_in_child(data)
+
+
+def without_outputs(value: dict) -> dict:
+    """A notebook's JSON object with every code cell's outputs emptied (nothing else changes)."""
+    cells = value.get("cells")
+    if isinstance(cells, list):
+        for cell in cells:
+            if isinstance(cell, dict) and isinstance(cell.get("outputs"), list):
+                cell["outputs"] = []
+    return value
+
+
+def _decode_in_child(data: bytes) -> dict:
+    try:
+        done = subprocess.run([sys.executable, "-m", __name__, str(PARSE_MEMORY_BYTES)], input=data, capture_output=True, timeout=PARSE_TIMEOUT_S,
+                              env={k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH")})
+    except subprocess.TimeoutExpired:
+        raise NotANotebook(f"the file could not be read within {PARSE_TIMEOUT_S} s") from None
+    if done.returncode == _OUT_OF_MEMORY:
+        raise NotANotebook(f"the file's JSON needs more than the {PARSE_MEMORY_BYTES >> 20} MiB of memory the "
+                           "grader gives to reading a notebook (millions of tiny values?)")
+    if done.returncode != 0:
+        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no message"]
+        raise RuntimeError(f"the notebook reader failed (exit code {done.returncode}): {tail[0][:300]}")
+    if len(done.stdout) > MAX_KEPT_BYTES:
+        raise RuntimeError("the notebook reader sent back more than it may")
+    reply = json.loads(done.stdout)  # our own JSON, bounded in size and depth
+    if "refused" in reply:
+        raise NotANotebook(str(reply["refused"]))
+    return reply["notebook"]
+
+
+_OUT_OF_MEMORY = 3
+
+
+def _child_main() -> None:
+    """In the child: the notebook on stdin, parsed within the memory given, back on stdout
+    without outputs ({"notebook": ...}), or {"refused": why}."""
+    import resource
+
+    limit = int(sys.argv[1])
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        data = sys.stdin.buffer.read(MAX_NOTEBOOK_BYTES + 1)
+        try:
+            text = json.dumps({"notebook": without_outputs(decode_json(data))})
+        except NotANotebook as why:
+            text = json.dumps({"refused": str(why)})
+        if len(text) > MAX_KEPT_BYTES:  # the grader reads no more than this of the reply
+            text = json.dumps({"refused": f"its cells, without outputs, are over the {MAX_KEPT_BYTES / 2**20:g} MiB "
+                                          "a notebook's code and text may be"})
+        sys.stdout.buffer.write(text.encode("ascii"))
+    except MemoryError:
+        os._exit(_OUT_OF_MEMORY)
 
 
 def read_bounded(path: str | os.PathLike) -> bytes:
@@ -138,3 +211,7 @@ def _kind(value) -> str:
 
 def _too_large(size: int) -> str:
     return f"the file is {size / 2**20:.1f} MiB, over the {MAX_NOTEBOOK_BYTES / 2**20:g} MiB a notebook may be"
+
+
+if __name__ == "__main__":
+    _child_main()

@@ -103,3 +103,38 @@ def test_files_that_are_too_large_or_not_regular_are_refused(tmp_path, monkeypat
         read_json_file(fifo)
     with pytest.raises(NotANotebook, match=r"^the file cannot be read \(No such file or directory\)$"):
         read_json_file(tmp_path / "missing.ipynb")
+
+
+def with_image_outputs(megabytes: int) -> dict:
+    notebook = json.loads(json.dumps(NOTEBOOK))
+    notebook["cells"][0]["outputs"] = [{"output_type": "display_data", "metadata": {},
+                                        "data": {"image/png": "iVBORw0KGgo" * (megabytes * 2**20 // 11)}}]
+    return notebook
+
+
+def test_outputs_are_not_the_answer_a_notebook_full_of_images_reads_as_its_code(tmp_path):
+    """80 MiB of images in the outputs (more than a notebook's code and text may be) is read,
+    out of the grader's process, as the same notebook without them."""
+    path = tmp_path / "images.ipynb"
+    path.write_text(json.dumps(with_image_outputs(80)))
+    small = tmp_path / "small.ipynb"
+    small.write_text(json.dumps(with_image_outputs(0)))
+    expected = {**NOTEBOOK, "cells": [{**NOTEBOOK["cells"][0], "outputs": []}]}
+    assert read_json_file(path) == read_json_file(small) == expected
+
+
+def test_json_that_needs_more_memory_than_the_reader_has_is_refused_in_words(tmp_path, monkeypatch):
+    """Millions of tiny values: parsing takes far more memory than the text's size. The child
+    that parses it runs out of its own memory, not the grader's."""
+    monkeypatch.setattr(notebook_file, "PARSE_MEMORY_BYTES", 400 * 2**20)
+    path = tmp_path / "tiny-values.ipynb"
+    path.write_text('{"cells": [' + "[]," * (3 * 2**20) + "[]]}")
+    with pytest.raises(NotANotebook, match=r"^the file's JSON needs more than the 400 MiB of memory"):
+        read_json_file(path)
+
+
+def test_a_large_file_is_refused_for_the_same_causes_as_a_small_one(tmp_path):
+    path = tmp_path / "list.ipynb"
+    path.write_text(json.dumps([with_image_outputs(1)]))
+    with pytest.raises(NotANotebook, match=r"^not a notebook: the file is a JSON list$"):
+        read_json_file(path)
