@@ -1,13 +1,22 @@
-"""`tvm-course grade ASSIGNMENT`: the instructor's whole grading run.
+"""`tvm-course grade ASSIGNMENT`: the instructor's whole grading run, as stages (_grade_assignment),
+each a function below that takes and returns plain data:
 
-    find the submissions that need grading (all of them with force)
-    ─► autograde each in a worker process, against its own copy of the gradebook
-       (nbgrader + the trusted re-grade)
-    ─► merge each autograded submission into the course's gradebook, here, one at a time,
-       as soon as its autograde is done (before its feedback)
-    ─► feedback without hidden tests, in the worker
-    ─► check that no submission was modified, then a table and a CSV of every submission
-       (flagging for review what a submission changed in the released notebook: tampering.py)
+    open_course      the course's root, nbgrader's config, its course directory
+    check            before anyone is graded: the assignment and its settings, this machine (the
+                     preflight); what other users of the machine could read
+    find             the assignment's submissions (with --collect, the exchange's newer ones first)
+    decide           which to grade, and why (submissions.grading_decision; all of them with force)
+    announce         what the run will do
+    grade            autograde each in a worker process (workers.py) or on a Dask cluster
+                     (cluster.py), against its own copy of the gradebook (nbgrader + the trusted
+                     re-grade), then feedback without hidden tests; each autograded submission is
+                     merged into the course's gradebook here, one at a time, as soon as its
+                     autograde is done, before its feedback (Merging); then once more the timings
+                     that ran on a disturbed core (retime.py)
+    check_unchanged  a submission whose files changed while it was graded fails
+    summarise        a row for every submission (flagging for review what a submission changed in
+                     the released notebook: tampering.py)
+    export           the CSV and the grader faults' log
 
 Running it again grades only what changed, by content (submissions.py: a digest of what was
 graded is recorded beside each graded copy), what failed, and what was pending and can be
@@ -32,6 +41,8 @@ from pathlib import Path
 from typing import TextIO
 
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.coursedir import CourseDirectory
+from traitlets.config import Config
 
 from ..engine import confine
 from ..engine.pipeline import GraderUnusable, preflight
@@ -41,7 +52,7 @@ from ..problems import get_problem
 from .course_dir import CourseError, course_directory, find_course_root, load_course_config
 from .gradebook_sync import copy_gradebook, merge_rows, merge_submission, share_engines, sqlite_path, sqlite_url
 from .submissions import (
-    Decision, RunAbilities, fingerprint, find_submissions, graded_directory, grading_decision, record_graded,
+    Decision, RunAbilities, Submission, fingerprint, find_submissions, graded_directory, grading_decision, record_graded,
     recorded_submissions, submission_digest,
 )
 from .retime import DISTURBED_FRACTION, disturbed, earlier_speeds, measured_peaks, retimed_notes
@@ -118,200 +129,329 @@ def grade_assignment(options: GradingOptions) -> RunReport:
 
 
 def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport:
+    """The run, stage by stage; each stage takes and returns plain data (the dataclasses below)."""
     started = time.monotonic()
     share_engines()  # the course's gradebook is opened for every merge and row
+    course = open_course(options)
+    checked = check(course, options)
+    found = find(course, options)
+    decided = decide(course, options, found, checked)
+    warnings = warnings + checked.warnings + found.warnings
+    progress = announce(options, decided, warnings)
+    graded = grade(course, options, decided, progress)  # each submission merged as soon as its autograde ends
+    graded = check_unchanged(course, options, decided, graded)
+    rows = summarise(course, options, found, decided, graded)
+    exported = export(course, options, rows, graded)
+    return RunReport(course.root, rows, [s.student for s in decided.todo], decided.skipped, graded.failures,
+                     exported.csv_path, exported.feedback_dir, time.monotonic() - started, warnings, decided.decisions,
+                     exported.fault_log, graded.retried, graded.machines, graded.costs)
+
+
+# ---------------------------------------------------------------- the stages' data
+
+@dataclass
+class Course:
+    """The nbgrader course a run grades."""
+
+    root: Path
+    config: Config  # nbgrader's, as this run loads it (course_dir.load_course_config)
+    coursedir: CourseDirectory  # its db_url is the course's gradebook
+
+
+@dataclass
+class Checked:
+    warnings: list[str] = field(default_factory=list)
+    gpu: str | None = None  # where this run runs GPU code (None: nowhere, or the assignment has none)
+
+
+@dataclass
+class Found:
+    submissions: list[Submission]  # every submission of the assignment
+    chosen: list[Submission]  # the ones this run is about (--student; default: all)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Decided:
+    decisions: dict[str, Decision]  # student -> why graded or not, for each chosen submission
+    todo: list[Submission]  # to grade
+    skipped: list[str]  # not graded in this run
+
+
+@dataclass
+class Graded:
+    """What grading left besides the gradebook's rows and the graded copies."""
+
+    fingerprints: dict[str, str] = field(default_factory=dict)  # student -> the submission's files before its grading
+    failures: dict[str, str] = field(default_factory=dict)  # student -> why its grading failed
+    retried: dict[str, str] = field(default_factory=dict)  # student -> why it was graded more than once
+    machines: dict[str, str] = field(default_factory=dict)  # student -> the machine that graded it (cluster)
+    costs: dict[str, list[float]] = field(default_factory=dict)  # step -> seconds, per submission
+
+    def took(self, step: str, began: float) -> None:
+        self.costs.setdefault(step, []).append(time.monotonic() - began)
+
+
+@dataclass
+class Exported:
+    csv_path: Path
+    fault_log: Path | None  # None: there were no grader faults
+    feedback_dir: Path | None  # None: no feedback in this run
+
+
+# ---------------------------------------------------------------- the stages, in order
+
+def open_course(options: GradingOptions) -> Course:
     root = find_course_root(options.course)
     config = load_course_config(root, cell_timeout=options.cell_timeout, grader_settings=options.grader_settings)
-    coursedir = course_directory(config)
-    main_url = coursedir.db_url
-    checked = _check_assignment(coursedir, options.assignment, main_url, dict(config.TrustedGrader.get("settings", {})))
-    try:  # before anyone is graded: this machine grades its own known-good schedule, confined
-        preflight(TrustedGrader(config=config).grader_config())
+    return Course(root, config, course_directory(config))
+
+
+def check(course: Course, options: GradingOptions) -> Checked:
+    """Before anyone is graded: the assignment, its settings and this machine (each failure says
+    what to do), then what other users of this machine could read."""
+    main_url = course.coursedir.db_url
+    checked = _check_assignment(course.coursedir, options.assignment, main_url,
+                                dict(course.config.TrustedGrader.get("settings", {})))
+    try:  # this machine grades its own known-good schedule, confined
+        preflight(TrustedGrader(config=course.config).grader_config())
     except (GraderUnusable, ValueError) as error:
         raise CourseError(str(error)) from None
-    warnings = warnings + checked.warnings
     sqlite_path(main_url).chmod(0o600)
-    warnings += readable_by_others(root, coursedir, sqlite_path(main_url))
-    warnings += ReleasedAssignment.load(coursedir, options.assignment).warnings  # without a release, no tampering is flagged
+    checked.warnings += readable_by_others(course.root, course.coursedir, sqlite_path(main_url))
+    checked.warnings += ReleasedAssignment.load(course.coursedir, options.assignment).warnings  # without a release, no tampering is flagged
+    return checked
+
+
+def find(course: Course, options: GradingOptions) -> Found:
+    """The assignment's submissions (with --collect, the exchange's newer ones collected first),
+    and those this run is about."""
     from .exchange import collect_update, uncollected
 
+    found = Found([], [])
     if options.collect:
-        warnings += collect_update(root, options.assignment, options.exchange)
-    waiting = uncollected(config, coursedir, options.assignment, options.exchange)
+        found.warnings += collect_update(course.root, options.assignment, options.exchange)
+    waiting = uncollected(course.config, course.coursedir, options.assignment, options.exchange)
     if waiting:
         exchange = f" --Exchange.root={options.exchange}" if options.exchange else ""
-        warnings.append(f"the exchange holds newer submissions than were collected, from {', '.join(waiting)}: this run "
-                        f"grades the ones collected before; run `nbgrader collect --update {options.assignment}{exchange}` "
-                        f"in {root} (or grade with --collect), then `tvm-course grade {options.assignment}` again")
-    submissions = find_submissions(coursedir, options.assignment)
-    if not submissions:
-        where = coursedir.format_path(coursedir.submitted_directory, "*", options.assignment)
+        found.warnings.append(f"the exchange holds newer submissions than were collected, from {', '.join(waiting)}: this run "
+                              f"grades the ones collected before; run `nbgrader collect --update {options.assignment}{exchange}` "
+                              f"in {course.root} (or grade with --collect), then `tvm-course grade {options.assignment}` again")
+    found.submissions = find_submissions(course.coursedir, options.assignment)
+    if not found.submissions:
+        where = course.coursedir.format_path(course.coursedir.submitted_directory, "*", options.assignment)
         raise CourseError(f"no submissions of {options.assignment!r} in {where}: collect them first "
                           "(tvm-course collect, nbgrader collect or nbgrader zip_collect)")
-    unknown = sorted(set(options.students or []) - {s.student for s in submissions})
+    unknown = sorted(set(options.students or []) - {s.student for s in found.submissions})
     if unknown:
         raise CourseError(f"no submission of {options.assignment!r} from {', '.join(unknown)}")
-    chosen = [s for s in submissions if not options.students or s.student in options.students]
-    recorded = recorded_submissions(coursedir, options.assignment)
+    found.chosen = [s for s in found.submissions if not options.students or s.student in options.students]
+    return found
+
+
+def decide(course: Course, options: GradingOptions, found: Found, checked: Checked) -> Decided:
+    """Which chosen submissions to grade, and why (submissions.grading_decision)."""
+    recorded = recorded_submissions(course.coursedir, options.assignment)
     abilities = RunAbilities(gpu=checked.gpu)
-    decisions = {s.student: grading_decision(coursedir, options.assignment, s, recorded, abilities, options.force) for s in chosen}
-    todo = [s for s in chosen if decisions[s.student].grade]
-    skipped = [s.student for s in chosen if not decisions[s.student].grade]
-    say = _Progress(options.progress, len(todo))
+    decisions = {s.student: grading_decision(course.coursedir, options.assignment, s, recorded, abilities, options.force)
+                 for s in found.chosen}
+    return Decided(decisions, [s for s in found.chosen if decisions[s.student].grade],
+                   [s.student for s in found.chosen if not decisions[s.student].grade])
+
+
+def announce(options: GradingOptions, decided: Decided, warnings: list[str]) -> _Progress:
+    """Say what the run will do, and why; the progress then tells each submission's end."""
+    say = _Progress(options.progress, len(decided.todo))
     where = f"on the Dask cluster at {options.scheduler}" if options.scheduler else f"with {options.workers} worker(s)"
-    say.line(f"Grading {len(todo)} submission(s) of {options.assignment} {where}"
-             + (f"; not grading {len(skipped)}" if skipped else ""))
-    for student in skipped:
-        say.line(f"  {student}: {decisions[student]}")
-    for submission in todo:
-        say.line(f"  {submission.student}: {decisions[submission.student]}")
+    say.line(f"Grading {len(decided.todo)} submission(s) of {options.assignment} {where}"
+             + (f"; not grading {len(decided.skipped)}" if decided.skipped else ""))
+    for student in decided.skipped:
+        say.line(f"  {student}: {decided.decisions[student]}")
+    for submission in decided.todo:
+        say.line(f"  {submission.student}: {decided.decisions[submission.student]}")
     for warning in warnings:
         say.line(f"warning: {warning}")
+    return say
 
-    failures: dict[str, str] = {}
-    retried: dict[str, str] = {}
-    machines: dict[str, str] = {}
-    before = {s.student: fingerprint(s.directory) for s in todo}
+
+def grade(course: Course, options: GradingOptions, decided: Decided, progress: _Progress) -> Graded:
+    """Grade what was decided, on local workers or the Dask cluster, each submission merged into the
+    course's gradebook as soon as its autograde ends (Merging); then once more the timings that ran
+    on a disturbed core (retime.py)."""
+    todo = decided.todo
+    graded = Graded(fingerprints={s.student: fingerprint(s.directory) for s in todo})
     # The speed of the gradings already made of these very submissions: a re-timing keeps its band
     # unless it decides otherwise (nbgrader_ext/steady.py). Read before the graded copies are replaced.
-    earlier = earlier_speeds(coursedir, options.assignment, todo)
+    earlier = earlier_speeds(course.coursedir, options.assignment, todo)
     digests = {s.student: submission_digest(s.directory) for s in todo}
-    costs: dict[str, list[float]] = {}
-
-    def cost(step: str, began: float) -> None:
-        costs.setdefault(step, []).append(time.monotonic() - began)
-
     with tempfile.TemporaryDirectory(prefix="tvm-course-grading-") as scratch:
-        merged: set[str] = set()
-
-        def hand_out(job: Job) -> None:
-            began = time.monotonic()
-            merged.discard(job.student)
-            copy_gradebook(sqlite_path(main_url), job.gradebook)
-            cost("gradebook copy", began)
-
-        def record(job: Job) -> None:
-            """Merge as soon as autograde is done, so a failure in feedback cannot lose the grades."""
-            if job.student in merged or job.student in failures:
-                return
-            try:
-                began = time.monotonic()
-                merge_submission(main_url, sqlite_url(job.gradebook), options.assignment, job.student, coursedir.course_id)
-                merged.add(job.student)
-                cost("gradebook merge", began)
-            except Exception as error:  # a broken merge loses this submission's grades, not the run
-                failures[job.student] = f"could not record the grades: {error.__class__.__name__}: {error}"
-
-        def finished(outcome: JobOutcome) -> None:
-            for step, seconds in outcome.steps.items():
-                costs.setdefault(f"nbgrader {step}", []).append(seconds)
-            began = time.monotonic()
-            if outcome.ok:
-                record(Job(outcome.student, Path(scratch) / f"{outcome.student}.db"))
-            elif outcome.student in failures:
-                failures[outcome.student] += f"; then {outcome.error}"
-            else:
-                failures[outcome.student] = outcome.error
-            if outcome.student in failures:
-                _forget_graded_copy(coursedir, options.assignment, outcome.student, failures)
-            else:  # finished: what was graded is recorded, so the next run knows whether it changed
-                try:
-                    record_graded(graded_directory(coursedir, options.assignment, outcome.student), digests[outcome.student])
-                except OSError as error:
-                    failures[outcome.student] = f"could not record what was graded: {error}"
-                    _forget_graded_copy(coursedir, options.assignment, outcome.student, failures)
-            row = collect_rows(coursedir, options.assignment, [outcome.student], failures)[0]
-            cost("record and row", began)
-            say.done(outcome, row, failures.get(outcome.student))
-
-        def grade(these: list, earlier: dict) -> None:
-            if options.scheduler:
-                cluster_run = _grade_on_cluster(options, root, coursedir, these, Path(scratch), merged, failures, finished,
-                                                earlier)
-                lost = {s: f"started on {len(w)} workers ({', '.join(w)}): a worker was lost while grading it"
-                        for s, w in cluster_run.retried.items()}
-                retried.update(lost)
-                machines.update(cluster_run.machines)
-                for student, why in lost.items():
-                    say.line(f"retried: {student}: {why}")
-            else:
-                setup = WorkerSetup(root, options.assignment, options.cell_timeout, dict(options.grader_settings), options.feedback,
-                                    earlier)
-                jobs = [Job(s.student, Path(scratch) / f"{s.student}.db") for s in these]
-                run_jobs(setup, jobs, options.workers, options.submission_timeout_s, hand_out, finished, autograded=record)
-
+        merging = Merging(course, options.assignment, Path(scratch), {s.student: s for s in todo}, digests, progress, graded)
         if todo:
-            grade(todo, earlier)
-            # Once more, for a timing that ran on a disturbed core (retime.py): its credit is the second grading's.
-            again = disturbed(measured_peaks({s.student: graded_directory(coursedir, options.assignment, s.student)
-                                              for s in todo if s.student not in failures}), options.retime_below)
-            if again:
-                say.total += len(again)
-                for student, why in again.items():
-                    retried[student] = f"timed again: {why}"
-                    say.line(f"timing again: {student}: {why}")
-                merged.difference_update(again)
-                # Not steadied: this run's first timing of them is known to be wrong.
-                grade([s for s in todo if s.student in again], {})
-            for student, note in retimed_notes({s: graded_directory(coursedir, options.assignment, s) for s in earlier
-                                                if s not in failures and s not in again}).items():
-                retried[student] = f"{decisions[student]}, the same submission: {note}"
+            _grade(course, options, todo, earlier, merging)
+            again = _grade_again_disturbed(course, options, todo, merging)
+            for student, note in retimed_notes({s: graded_directory(course.coursedir, options.assignment, s) for s in earlier
+                                                if s not in graded.failures and s not in again}).items():
+                graded.retried[student] = f"{decided.decisions[student]}, the same submission: {note}"
+    return graded
 
-    for submission in todo:
-        if fingerprint(submission.directory) != before[submission.student]:
-            failures[submission.student] = "the submission's files changed while it was graded: grade it again"
-            _forget_graded_copy(coursedir, options.assignment, submission.student, failures)
-    students = [s.student for s in submissions]
-    rows = collect_rows(coursedir, options.assignment, students, failures, decisions)
-    csv_path = options.csv_path or root / f"{options.assignment}-grades.csv"
+
+def check_unchanged(course: Course, options: GradingOptions, decided: Decided, graded: Graded) -> Graded:
+    """A submission whose files changed while it was graded fails: the next run grades it again."""
+    for submission in decided.todo:
+        if fingerprint(submission.directory) != graded.fingerprints[submission.student]:
+            graded.failures[submission.student] = "the submission's files changed while it was graded: grade it again"
+            _forget_graded_copy(course.coursedir, options.assignment, submission.student, graded.failures)
+    return graded
+
+
+def summarise(course: Course, options: GradingOptions, found: Found, decided: Decided, graded: Graded) -> list[Row]:
+    """A row for every submission of the assignment, graded in this run or not (summary.py)."""
+    return collect_rows(course.coursedir, options.assignment, [s.student for s in found.submissions], graded.failures,
+                        decided.decisions)
+
+
+def export(course: Course, options: GradingOptions, rows: list[Row], graded: Graded) -> Exported:
+    """The CSV (the owner's only) and the grader faults' log, in the course's root."""
+    csv_path = options.csv_path or course.root / f"{options.assignment}-grades.csv"
     write_csv(rows, csv_path)
     csv_path.chmod(0o600)
-    fault_log = write_fault_log(rows, failures, root / f"{options.assignment}-grader-faults.log")
-    feedback = Path(coursedir.format_path(coursedir.feedback_directory, ".", ".")) if options.feedback else None
-    return RunReport(root, rows, [s.student for s in todo], skipped, failures, csv_path, feedback, time.monotonic() - started,
-                     warnings, decisions, fault_log, retried, machines, costs)
+    fault_log = write_fault_log(rows, graded.failures, course.root / f"{options.assignment}-grader-faults.log")
+    feedback = Path(course.coursedir.format_path(course.coursedir.feedback_directory, ".", ".")) if options.feedback else None
+    return Exported(csv_path, fault_log, feedback)
 
 
-def _grade_on_cluster(options: GradingOptions, root: Path, coursedir, todo, scratch: Path, merged: set[str],
-                      failures: dict[str, str], finished, earlier: dict):
-    """Grade `todo` on the Dask cluster; each reply is checked (cluster.accept) before its notebooks,
-    feedback and gradebook rows are written here, once per submission."""
-    from . import cluster
+# ---------------------------------------------------------------- grading, and merging as each submission ends
 
-    main_url = coursedir.db_url
-    seed = cluster.seed_gradebook(sqlite_path(main_url), scratch / "seed.db", coursedir.course_id)
-    course = cluster.course_payload(root, coursedir, options.assignment, seed, options.cell_timeout,
-                                    options.grader_settings, options.feedback, options.allow_unconfined,
-                                    options.submission_timeout_s, earlier)
-    notebooks = {s.student: s.notebooks for s in todo}
-    directories = {s.student: s.directory for s in todo}
-    machines: dict[str, str] = {}
+@dataclass
+class Merging:
+    """The run's side of the grading: its methods are what the workers (workers.run_jobs) or the
+    cluster (cluster.run_on_cluster) call as each submission is handed out and ends."""
 
-    def deliver(student: str, reply, error: str) -> None:
+    course: Course
+    assignment: str
+    scratch: Path  # each job's copy of the gradebook, STUDENT.db
+    submissions: dict[str, Submission]  # student -> what is graded
+    digests: dict[str, str]  # student -> what is graded, as submissions.record_graded records it
+    progress: _Progress
+    graded: Graded
+    merged: set[str] = field(default_factory=set)  # merged into the course's gradebook in this round
+
+    def hand_out(self, job: Job) -> None:
+        began = time.monotonic()
+        self.merged.discard(job.student)
+        copy_gradebook(sqlite_path(self.course.coursedir.db_url), job.gradebook)
+        self.graded.took("gradebook copy", began)
+
+    def merge(self, job: Job) -> None:
+        """Merge as soon as autograde is done, so a failure in feedback cannot lose the grades."""
+        failures = self.graded.failures
+        if job.student in self.merged or job.student in failures:
+            return
+        coursedir = self.course.coursedir
+        try:
+            began = time.monotonic()
+            merge_submission(coursedir.db_url, sqlite_url(job.gradebook), self.assignment, job.student, coursedir.course_id)
+            self.merged.add(job.student)
+            self.graded.took("gradebook merge", began)
+        except Exception as error:  # a broken merge loses this submission's grades, not the run
+            failures[job.student] = f"could not record the grades: {error.__class__.__name__}: {error}"
+
+    def finished(self, outcome: JobOutcome) -> None:
+        """A submission's grading ended: merged and recorded as graded, or failed; its row shown."""
+        coursedir, failures, student = self.course.coursedir, self.graded.failures, outcome.student
+        for step, seconds in outcome.steps.items():
+            self.graded.costs.setdefault(f"nbgrader {step}", []).append(seconds)
+        began = time.monotonic()
+        if outcome.ok:
+            self.merge(Job(student, self.scratch / f"{student}.db"))
+        elif student in failures:
+            failures[student] += f"; then {outcome.error}"
+        else:
+            failures[student] = outcome.error
+        if student in failures:
+            _forget_graded_copy(coursedir, self.assignment, student, failures)
+        else:  # finished: what was graded is recorded, so the next run knows whether it changed
+            try:
+                record_graded(graded_directory(coursedir, self.assignment, student), self.digests[student])
+            except OSError as error:
+                failures[student] = f"could not record what was graded: {error}"
+                _forget_graded_copy(coursedir, self.assignment, student, failures)
+        row = collect_rows(coursedir, self.assignment, [student], failures)[0]
+        self.graded.took("record and row", began)
+        self.progress.done(outcome, row, failures.get(student))
+
+    def deliver(self, student: str, reply, error: str) -> None:
+        """A cluster worker's reply, checked (cluster.accept) before its notebooks, feedback and
+        gradebook rows are written here, once per submission."""
+        from . import cluster
+
+        coursedir, failures = self.course.coursedir, self.graded.failures
         seconds = 0.0
         if reply is not None:
             try:
-                accepted = cluster.accept(reply, student, notebooks[student], main_url, options.assignment, coursedir.course_id)
+                accepted = cluster.accept(reply, student, self.submissions[student].notebooks, coursedir.db_url,
+                                          self.assignment, coursedir.course_id)
             except cluster.Rejected as why:
                 error = f"the worker's reply was rejected: {why}"
             else:
-                seconds, machines[student] = accepted.seconds, accepted.machine
+                seconds, self.graded.machines[student] = accepted.seconds, accepted.machine
                 error = accepted.error
-                if accepted.rows is not None and student not in merged:
+                if accepted.rows is not None and student not in self.merged:
                     try:
-                        _install_graded(coursedir, options.assignment, student, directories[student], accepted)
-                        merge_rows(main_url, options.assignment, student, coursedir.course_id, accepted.rows)
-                        merged.add(student)
+                        _install_graded(coursedir, self.assignment, student, self.submissions[student].directory, accepted)
+                        merge_rows(coursedir.db_url, self.assignment, student, coursedir.course_id, accepted.rows)
+                        self.merged.add(student)
                     except Exception as problem:  # noqa: BLE001 - loses this submission's grades, not the run
                         failures[student] = f"could not record the grades: {problem.__class__.__name__}: {problem}"
                 if accepted.ok and not error:
-                    finished(JobOutcome(student, True, seconds))
+                    self.finished(JobOutcome(student, True, seconds))
                     return
-        finished(JobOutcome(student, False, seconds, error or "the cluster returned nothing for this submission"))
+        self.finished(JobOutcome(student, False, seconds, error or "the cluster returned nothing for this submission"))
 
-    run = cluster.run_on_cluster(options.scheduler, course, todo, deliver)
-    run.machines = machines
-    return run
+
+def _grade(course: Course, options: GradingOptions, these: list[Submission], earlier: dict, merging: Merging) -> None:
+    if options.scheduler:
+        _grade_on_cluster(course, options, these, earlier, merging)
+    else:
+        setup = WorkerSetup(course.root, options.assignment, options.cell_timeout, dict(options.grader_settings), options.feedback,
+                            earlier)
+        jobs = [Job(s.student, merging.scratch / f"{s.student}.db") for s in these]
+        run_jobs(setup, jobs, options.workers, options.submission_timeout_s, merging.hand_out, merging.finished,
+                 autograded=merging.merge)
+
+
+def _grade_on_cluster(course: Course, options: GradingOptions, these: list[Submission], earlier: dict,
+                      merging: Merging) -> None:
+    """Grade `these` on the Dask cluster; each reply comes back through Merging.deliver."""
+    from . import cluster
+
+    coursedir = course.coursedir
+    seed = cluster.seed_gradebook(sqlite_path(coursedir.db_url), merging.scratch / "seed.db", coursedir.course_id)
+    payload = cluster.course_payload(course.root, coursedir, options.assignment, seed, options.cell_timeout,
+                                     options.grader_settings, options.feedback, options.allow_unconfined,
+                                     options.submission_timeout_s, earlier)
+    run = cluster.run_on_cluster(options.scheduler, payload, these, merging.deliver)
+    lost = {s: f"started on {len(w)} workers ({', '.join(w)}): a worker was lost while grading it" for s, w in run.retried.items()}
+    merging.graded.retried.update(lost)
+    for student, why in lost.items():
+        merging.progress.line(f"retried: {student}: {why}")
+
+
+def _grade_again_disturbed(course: Course, options: GradingOptions, todo: list[Submission], merging: Merging) -> dict[str, str]:
+    """Once more, for a timing that ran on a disturbed core (retime.py): its credit is the second
+    grading's. Returns student -> why."""
+    graded = merging.graded
+    again = disturbed(measured_peaks({s.student: graded_directory(course.coursedir, options.assignment, s.student)
+                                      for s in todo if s.student not in graded.failures}), options.retime_below)
+    if again:
+        merging.progress.total += len(again)
+        for student, why in again.items():
+            graded.retried[student] = f"timed again: {why}"
+            merging.progress.line(f"timing again: {student}: {why}")
+        merging.merged.difference_update(again)
+        # Not steadied: this run's first timing of them is known to be wrong.
+        _grade(course, options, [s for s in todo if s.student in again], {}, merging)
+    return again
 
 
 def _install_graded(coursedir, assignment: str, student: str, submitted: Path, accepted) -> None:
@@ -364,13 +504,7 @@ def _forget_graded_copy(coursedir, assignment: str, student: str, failures: dict
                 failures[student] += f"; and {directory} could not be removed ({error}): remove it, or use --force, to grade this submission again"
 
 
-@dataclass
-class _Checked:
-    warnings: list[str] = field(default_factory=list)
-    gpu: str | None = None  # where this run runs GPU code (None: nowhere, or the assignment has none)
-
-
-def _check_assignment(coursedir, assignment: str, main_url: str, settings: dict) -> _Checked:
+def _check_assignment(coursedir, assignment: str, main_url: str, settings: dict) -> Checked:
     """Fail early, with what to do, on what would otherwise fail once per submission."""
     if settings.get("mcpu"):
         from ..engine.cpus import UnknownCPU, cpu_target
@@ -395,7 +529,7 @@ def _check_assignment(coursedir, assignment: str, main_url: str, settings: dict)
             notebooks = [n.name for n in gradebook.find_assignment(assignment).notebooks]
     except MissingEntry:
         raise CourseError(f"{assignment!r} is not in the gradebook: {release_first}") from None
-    checked = _Checked()
+    checked = Checked()
     source = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
     gpu_problems = []
     for name in notebooks:
