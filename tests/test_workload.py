@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from autograder.problems import get_problem
 from autograder.problems.workload import ConvShape, fused_primfunc, random_inputs, reference
 
 
@@ -75,3 +76,31 @@ def test_unknown_problem_names_the_known_ones():
     with pytest.raises(UnknownProblem) as info:
         get_problem("tile-fused-con")
     assert "tile-fused-conv" in str(info.value)
+
+
+# CPUs of the calibration whose vectors hold 16 float32 lanes (AVX-512); the others hold 8 (AVX2).
+AVX512 = {"znver4", "znver5", "skylake-avx512", "icelake-server", "sapphirerapids"}
+
+
+def test_the_bands_give_every_calibrated_measurement_the_credit_the_course_promises():
+    """Over every microarchitecture measured and every CPU compiled for, from the lowest to the
+    highest grading: the solution earns all the speed points, the yardstick and the journal none,
+    and the register-blocked variants whose pixel vectors fill the CPU's at least two thirds."""
+    import solutions
+
+    problem = get_problem("tile-fused-conv")
+    assert {m.host for m in problem.measured} >= {"znver4", "znver5"}
+    wrong = []
+    for m in problem.measured:
+        lanes = 16 if m.cpu in AVX512 else 8
+        if m.schedule == "solution":
+            expected = lambda credit: credit == 1.0  # noqa: E731
+        elif m.schedule in ("yardstick", "journal"):
+            expected = lambda credit: credit == 0.0  # noqa: E731
+        elif solutions.VARIANT_LANES[m.schedule.removeprefix("blocked ")] >= lanes:
+            expected = lambda credit: credit >= 2 / 3  # noqa: E731
+        else:
+            continue  # half-width vectors: the core's to decide (tests/solutions.py)
+        if not all(expected(problem.speed_credit(x)) for x in (m.low, m.median, m.high)):
+            wrong.append(m)
+    assert not wrong, wrong

@@ -389,6 +389,11 @@ def test_the_reference_schedules_earn_the_same_speed_credit_on_every_cpu_the_hos
 
 @pytest.mark.parametrize("variant", sorted(solutions.BLOCKED_VARIANTS))
 def test_register_blocked_variants_of_the_solution_earn_two_thirds_or_more_on_avx512_and_avx2(fast_config, variant):
+    """Where the variant's pixel vectors fill the target's (16 lanes on AVX-512, 8 on AVX2). A
+    variant with half-width vectors is still correct and fused; its speed is the core's to decide
+    (8x8 on AVX-512: 1.39x the yardstick on a Zen 4, 0.90x on a Zen 5: tests/solutions.py)."""
+    from tvm.target import codegen
+
     from autograder.engine.cpus import UnknownCPU, cpu_target
 
     cpus = [None]  # the host's own, and AVX2's 16 vector registers where the host can run them
@@ -398,5 +403,8 @@ def test_register_blocked_variants_of_the_solution_earn_two_thirds_or_more_on_av
     except UnknownCPU:
         pass
     for cpu in cpus:
+        lanes = 16 if "avx512f" in codegen.llvm_get_cpu_features(cpu_target(cpu)) else 8
         result = grade(solutions.blocked_variant(variant), dataclasses.replace(fast_config, mcpu=cpu))
-        assert result.correct and result.credit["speed"] >= 0.2 - 1e-9, result.to_text()
+        assert result.correct and result.check("fusion").passed, result.to_text()
+        if solutions.VARIANT_LANES[variant] >= lanes:
+            assert result.credit["speed"] >= 0.2 - 1e-9, result.to_text()
