@@ -212,9 +212,28 @@ def check_binding(schedule) -> CheckOutcome:
         + (f" (nor are {', '.join(repr(b) for b in unbound[1:])})" if len(unbound) > 1 else "")
         + ": TVM would silently compile it for the host CPU. Bind its loops, for example "
         f"b = sch.get_sblock('{first}'); bx, tx = sch.split(sch.fuse(*sch.get_loops(b)), [None, 256]); "
-        "sch.bind(bx, 'blockIdx.x'); sch.bind(tx, 'threadIdx.x'); or reverse_compute_at it under a bound loop "
-        "and bind its inner loops to threadIdx.",
+        f"sch.bind(bx, 'blockIdx.x'); sch.bind(tx, 'threadIdx.x'); {_move_under_bound_loop(schedule, first)}",
     )
+
+
+def _move_under_bound_loop(schedule, block_name: str) -> str:
+    """The other way to bind a block: move it under a bound loop of its neighbour, with the primitive
+    that fits where it sits in the chain (compute_at moves a producer into its consumer's loop,
+    reverse_compute_at a consumer into its producer's)."""
+    try:
+        block = schedule.get_sblock(block_name)
+        producers = [schedule.get(b).name_hint for b in schedule.get_producers(block)]
+        consumers = [schedule.get(b).name_hint for b in schedule.get_consumers(block)]
+    except Exception:  # noqa: BLE001  (a hint: never worth failing the check over)
+        producers = consumers = []
+    if consumers and not producers:
+        return (f"or, since it produces what '{consumers[0]}' reads, move it under a loop of '{consumers[0]}' bound to a "
+                f"thread: sch.compute_at(b, <a bound loop of '{consumers[0]}'>).")
+    if producers and not consumers:
+        return (f"or, since it reads what '{producers[0]}' produces, move it under a loop of '{producers[0]}' bound to a "
+                f"thread: sch.reverse_compute_at(b, <a bound loop of '{producers[0]}'>).")
+    return ("or move it under a bound loop of a neighbour: sch.compute_at(b, loop) into a consumer's, "
+            "sch.reverse_compute_at(b, loop) into a producer's.")
 
 
 def host_functions_touching_memory(scheduled, target) -> list[str]:

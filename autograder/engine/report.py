@@ -101,7 +101,7 @@ class Result:
         for check in self.checks:
             mark = "ok  " if check.passed else "FAIL"
             lines.append(f"  [{mark}] {check.name}: {check.message}")
-        for message in self.messages:
+        for message in self._messages_not_in_checks():
             lines.append(f"  {message}")
         if self.student_output.strip():
             lines.append("  your code printed (last lines):")
@@ -110,6 +110,11 @@ class Result:
 
     def __str__(self) -> str:
         return self.to_text()
+
+    def _messages_not_in_checks(self) -> list[str]:
+        """The messages to show beside the checks: a rejection's message is its failed check's, shown once."""
+        shown = {check.message for check in self.checks}
+        return [message for message in self.messages if message not in shown]
 
     def _repr_html_(self) -> str:
         colour = {"passed": "#1a7f37", "needs-gpu": "#9a6700"}.get(self.status, "#cf222e")
@@ -122,7 +127,7 @@ class Result:
         if self.variant and self.variant.get("student"):
             speed = (f"<p>Workload: the variant of {html.escape(visible(str(self.variant['student'])))}: "
                      f"{html.escape(_shape_text(self.variant))}</p>") + speed
-        notes = "".join(f"<li>{html.escape(m)}</li>" for m in self.messages)
+        notes = "".join(f"<li>{html.escape(m)}</li>" for m in self._messages_not_in_checks())
         output = (
             f"<details><summary>Your code printed</summary><pre>{html.escape(self.student_output)}</pre></details>"
             if self.student_output.strip()

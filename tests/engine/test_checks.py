@@ -96,6 +96,29 @@ def test_binding_names_every_unbound_block(func):
     assert "'conv2d_nchw'" in outcome.message and "sch.bind" in outcome.message
 
 
+def test_binding_hint_moves_a_producer_with_compute_at_and_a_consumer_with_reverse_compute_at(func):
+    def bind_the_conv(sch, pad_at_thread=False, leave=()):
+        conv = sch.get_sblock("conv2d_nchw")
+        nn, ff, yy, xx, *_ = sch.get_loops(conv)
+        blocks, thread = sch.split(sch.fuse(nn, ff, yy, xx), [None, 128])
+        sch.bind(blocks, "blockIdx.x")
+        sch.bind(thread, "threadIdx.x")
+        for name in ("T_add", "compute"):
+            if name not in leave:
+                sch.reverse_compute_at(sch.get_sblock(name), thread)
+        if pad_at_thread:
+            sch.compute_at(sch.get_sblock("pad_temp"), thread)
+
+    pad = checks.check_binding(scheduled(func, extra=bind_the_conv)).message
+    assert pad.startswith("block 'pad_temp' is not bound") and "sch.compute_at(b, <a bound loop of 'conv2d_nchw'>)" in pad
+    assert "reverse_compute_at" not in pad  # pad_temp is a producer: reverse_compute_at cannot move it
+    # the hint, followed, binds it
+    assert checks.check_binding(scheduled(func, extra=lambda sch: bind_the_conv(sch, pad_at_thread=True))).passed
+    relu = checks.check_binding(scheduled(func, extra=lambda sch: bind_the_conv(sch, pad_at_thread=True, leave=("compute",))))
+    assert relu.message.startswith("block 'compute' is not bound")
+    assert "sch.reverse_compute_at(b, <a bound loop of 'T_add'>)" in relu.message
+
+
 def test_partly_bound_schedule_names_the_block_left_on_the_host(func):
     schedule = scheduled(func, "gpu_bound")
     assert checks.check_binding(schedule).passed

@@ -51,3 +51,16 @@ def test_lookup_of_a_check():
     assert sample().check("fusion").passed
     assert sample().check("speed") is None
     assert sample().passed
+
+
+def test_a_rejections_message_is_shown_once_beside_its_failed_check():
+    # evaluate puts a rejection's message in `messages` too (the JSON keeps both): shown once
+    hint = "block 'pad_temp' is not bound to GPU threads: ..."
+    rejected = Result(problem="gpu-fused-conv", target="cuda", status="rejected", score=0.0,
+                      checks=[Check("interface", True, "ok"), Check("binding", False, hint)],
+                      messages=[hint, "another note"])
+    text = rejected.to_text()
+    assert text.count("'pad_temp' is not bound") == 1 and "another note" in text
+    html = rejected._repr_html_()
+    assert html.count("&#x27;pad_temp&#x27; is not bound") == 1 and "another note" in html
+    assert json.loads(rejected.to_json())["messages"] == [hint, "another note"]

@@ -196,6 +196,22 @@ def test_exercise_7_names_what_is_missing(fused_func):
     assert "your schedule raised" in str(exercises.gpu_binding(fused_func, raises))
 
 
+def test_exercise_7_without_the_padding_bound_hints_compute_at_once(fused_func):
+    def conv_and_consumers_only(sch):
+        conv = sch.get_sblock("conv2d_nchw")
+        nn, ff, yy, xx, rc, ry, rx = sch.get_loops(conv)
+        blocks, thread = sch.split(sch.fuse(nn, ff, yy, xx), factors=[None, 128])
+        sch.bind(blocks, "blockIdx.x")
+        sch.bind(thread, "threadIdx.x")
+        for name in ("T_add", "compute"):
+            sch.reverse_compute_at(sch.get_sblock(name), thread)
+
+    feedback = exercises.gpu_binding(fused_func, conv_and_consumers_only)
+    text = str(feedback)
+    assert not feedback.passed and text.count("'pad_temp' is not bound") == 1, text
+    assert "sch.compute_at(b, <a bound loop of 'conv2d_nchw'>)" in text and "reverse_compute_at it" not in text
+
+
 @pytest.mark.opencl
 @pytest.mark.slow
 def test_exercise_7_refuses_kernels_that_go_wrong_when_run(fused_func, native_opencl):
