@@ -199,6 +199,23 @@ def test_tiling_trace_has_exercises_that_check_themselves():
         assert "exercises." in cell.source, "each exercise checks itself"
 
 
+_COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_EXERCISE_COUNT = re.compile(rf"\b({'|'.join(_COUNT_WORDS)}|\d+) exercises\b", re.I)
+
+
+def test_no_page_miscounts_the_lessons_exercises():
+    """A count of exercises written in the text goes stale when one is added (lesson 2 said six
+    and had seven): the lesson and the students' guide name none, or the right one."""
+    tagged = len([cell for cell in _read(TILING_TRACE).cells if "exercise" in cell.metadata.get("tags", [])])
+    texts = {"lesson 2": "\n".join(cell.source for cell in _read(TILING_TRACE).cells if cell.cell_type == "markdown"),
+             "docs/students.md": (ROOT / "docs" / "students.md").read_text(encoding="utf-8")}
+    for where, text in texts.items():
+        for found in _EXERCISE_COUNT.finditer(text):
+            word = found.group(1).lower()
+            count = int(word) if word.isdigit() else _COUNT_WORDS[word]
+            assert count == tagged, f"{where} says {found.group(0)!r}; lesson 2 has {tagged} exercises"
+
+
 # A measured quantity stated in prose: "1.33x", "0.46 ms", "118 GFLOP/s", "10 GB/s".
 _MEASURED = re.compile(r"\b\d+(\.\d+)?(x\b| ?(ms|µs|us|GFLOP/s|GB/s)\b)")
 
