@@ -104,6 +104,19 @@ def test_the_wheel_is_the_package_alone_described_by_the_students_readme(edition
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     assert "tvm-course = autograder.cli:main" in entry_points
     assert student_edition.README_TITLE in metadata and "For instructors" not in metadata
+    # the SPDX string form (a license table warns "deprecated" at every build and install)
+    assert "License-Expression: Apache-2.0" in metadata
+
+
+def test_the_license_is_an_spdx_string_for_a_setuptools_that_reads_it():
+    import re
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["license"] == "Apache-2.0"
+    (setuptools,) = [r for r in project["build-system"]["requires"] if r.startswith("setuptools")]
+    minimum = re.fullmatch(r"setuptools>=(\d+)(\.\d+)*", setuptools)
+    assert minimum and int(minimum.group(1)) >= 77, setuptools  # the first to read license = "SPDX"
 
 
 def _first_code_cell(path: Path) -> str:
