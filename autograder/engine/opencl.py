@@ -512,6 +512,7 @@ class OpenCLRunner:
         with open(self.result_path, "wb") as handle:
             handle.truncate(len(RUNS) * self.run_bytes)
         self._yardstick_sent = False
+        self._sent_at: dict[str, float] = {}  # when each program was handed over (this process's clock)
         self.child.start()
 
     def device(self, deadline_s: float) -> str:
@@ -530,6 +531,7 @@ class OpenCLRunner:
         self._write("yardstick", yardstick)
         self.child.send({"shape": self.shape.to_spec(), "seed": self.config.seed})
         self._yardstick_sent = True
+        self._sent_at["yardstick"] = time.monotonic()
 
     def run(self, yardstick: KernelProgram, candidate: KernelProgram, deadline_s: float) -> dict[str, list]:
         """Build and run both programs: {run: [output, x, w, b]} for the yardstick and for the
@@ -543,6 +545,7 @@ class OpenCLRunner:
         self.build_yardstick(yardstick)
         self._write("candidate", candidate)
         self.child.send_line("candidate")
+        self._sent_at["candidate"] = time.monotonic()
 
     def results(self, deadline_s: float) -> dict[str, list]:
         """What run() returns, once the runner has done what start() asked."""
@@ -558,6 +561,11 @@ class OpenCLRunner:
         failed = self.child.last_message("build-failed")
         if failed:
             raise BuildFailed(str(failed.get("program")), str(failed.get("log", ""))[:1500])
+        # The yardstick runs after the candidate is built: time the candidate's build spent is
+        # not the device's to answer for (a kernel made to build slowly would otherwise pass its
+        # own timeout off as the grader's).
+        if not self.child.wait_for_stage("yardstick-ran", left()) and self.child.proc.poll() is None:
+            self._blame_a_slow_build("run the yardstick's kernels")
         await_stage(self.child, "yardstick-ran", left(), "run the yardstick's kernels", infrastructure=True)
         reached = self.child.stages_reached
         control_s = reached["yardstick-ran"] - reached.get("ready", reached["yardstick-ran"])
@@ -576,11 +584,31 @@ class OpenCLRunner:
 
         if not self.child.wait_for_stage(stage, left()) and self.child.proc.poll() is None:
             ran_s = time.monotonic() - self.child.stages_reached[after]
+            self._blame_a_slow_build(doing)
             if ran_s < CONTROL_FACTOR * control_s:
                 raise InfrastructureError(
                     f"{device} is too slow for the grading's time limit: the yardstick's kernels took {control_s:.1f} s "
                     f"there, and yours had run {ran_s:.1f} s when the time ran out (not your code)")
         await_stage(self.child, stage, left(), doing)
+
+    def _blame_a_slow_build(self, doing: str) -> None:
+        """When the time has run out: a candidate whose kernels took CONTROL_FACTOR times as long
+        to build as the yardstick's did spent it, and it is the candidate's timeout
+        (RunnerFailed), decided from the trusted side's own clock. Otherwise nothing."""
+        from .measure import RunnerFailed
+
+        reached = self.child.stages_reached
+        if "yardstick-built" not in reached or "candidate" not in self._sent_at:
+            return
+        # Each build from when its program was handed over (or the runner was free to start it)
+        # to when the runner said it was built; the candidate's two builds (ids forwards and
+        # backwards) end when the runner is ready to run, or have not ended yet.
+        yardstick_s = max(reached["yardstick-built"] - max(reached.get("started", 0.0), self._sent_at["yardstick"]), 0.05)
+        candidate_s = reached.get("ready", time.monotonic()) - max(reached["yardstick-built"], self._sent_at["candidate"])
+        if candidate_s >= 2 * CONTROL_FACTOR * yardstick_s:  # two builds of the candidate, one of the yardstick
+            raise RunnerFailed(f"your kernels took {candidate_s:.1f} s to build for the OpenCL device, "
+                               f"{candidate_s / yardstick_s:.0f} times as long as the yardstick's, and the time left could not "
+                               f"{doing}", "timeout")
 
     def _write(self, name: str, program: KernelProgram) -> None:
         with open(os.path.join(self.child.workdir, f"{name}.json"), "w", encoding="utf-8") as handle:

@@ -311,9 +311,13 @@ class _Grading:
                                student_output="", grader_fault=True)
         missing = message.get("import_error") if message and message.get("kind") == "exception" else None
         if missing and self._sandbox_cannot_import(missing):
-            return self.result("error", f"internal grader error (not your code): the sandbox cannot import {missing!r}, "
-                               f"which is installed for the grader:\n{_untrusted_text(message.get('message'))}",
-                               student_output=output, grader_fault=True)
+            # Which modules a schedule may import is the sandbox's to say, and the grader's own
+            # world is vouched for by the preflight (its own schedule graded confined first):
+            # what the student chose to import and cannot have is theirs, never a grader fault.
+            return self.result("error", f"your code imports {missing!r}, which cannot be imported inside the grading "
+                               "sandbox (it is installed, but needs what the sandbox does not give: other files, a "
+                               "network, a display, other processes); a schedule needs only tvm and numpy:\n"
+                               f"{_untrusted_text(message.get('message'))}", student_output=output)
         if outcome.starved:
             return self.result("error", _starved("your code", outcome), student_output=output, grader_fault=True)
         if outcome.timed_out:
@@ -337,10 +341,10 @@ class _Grading:
         return self.result("error", "the child running your code sent an unreadable report", student_output=output)
 
     def _sandbox_cannot_import(self, module) -> bool:
-        """Whether an import the student's child reported failing is the grader's fault: a module
-        the grader has installed that the confined child cannot import. The child's word is not
-        taken for it (student code can raise any ImportError it likes): a fresh child, confined
-        the same way, imports the module alone, with nothing of the student's."""
+        """Whether an import the student's child reported failing is one the sandbox cannot give:
+        a module the grader has installed that a confined child cannot import. It only words the
+        message. The child's word is not taken for it (student code can raise any ImportError it
+        likes): a fresh child, confined the same way, imports the module alone."""
         if not isinstance(module, str) or not _installed(module):
             return False
         child = self.start_child(

@@ -266,17 +266,20 @@ def test_what_a_killed_grader_left_is_swept_by_the_next(private_tmpdir):
     assert not stale.exists() and live.exists()
 
 
-def test_an_import_the_student_fakes_is_theirs_and_one_the_sandbox_lacks_is_the_graders(fast_config, tmp_path, monkeypatch):
-    """A module the grader has but the confined child cannot import is a grader fault (pending);
-    an ImportError the student's code raises itself, naming an installed module, is not."""
+def test_an_import_the_sandbox_cannot_give_is_the_students_error_never_a_grader_fault(fast_config, tmp_path, monkeypatch):
+    """A submission cannot pass its own failure off as the grader's: a module the grader has but
+    the confined child cannot import (here one outside what a child may read) is the student's
+    error, said plainly; the grader's own world is vouched for by the preflight. An ImportError
+    the student's code raises itself, naming an installed module, is theirs too."""
     faked = grade_source("tile-fused-conv", "def schedule(sch):\n    raise ImportError('no', name='json')\n", fast_config)
     assert faked.status == "error" and not faked.grader_fault
     package = tmp_path / "instructors_only_module.py"
     package.write_text("VALUE = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))  # installed for the grader, outside what a child may read
     missing = grade_source("tile-fused-conv", "import instructors_only_module\ndef schedule(sch):\n    pass\n", fast_config)
-    assert missing.grader_fault and missing.status == "error"
-    assert "not your code" in missing.messages[0] and "instructors_only_module" in missing.messages[0]
+    assert missing.status == "error" and not missing.grader_fault and missing.score == 0
+    assert "cannot be imported inside the grading sandbox" in missing.messages[0]
+    assert "instructors_only_module" in missing.messages[0]
 
 
 def test_a_package_in_a_folder_only_its_owner_may_enter_grades_normally(tmp_path):

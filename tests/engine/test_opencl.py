@@ -327,3 +327,41 @@ def test_time_running_out_on_a_device_slower_than_the_limit_is_the_graders_not_t
             runner.results(2.5 * control_s)  # the yardstick's run fits; the candidate's cannot
     finally:
         runner.close()
+
+
+def slow_to_build(statements: int) -> opencl.KernelProgram:
+    """A correct-looking kernel whose source is long enough that building it takes a while."""
+    body = "float acc = x[get_local_id(0)];\n" + "".join(
+        f"acc = acc * {1 + (i % 97) * 1e-6:.7f}f + w[{i % 18}];\n" for i in range(statements))
+    return program(body + " out[get_group_id(0) * 8 + get_local_id(0)] = acc;")
+
+
+@pytest.mark.opencl
+@pytest.mark.parametrize("candidate, blamed", [("slow to build", "candidate"), ("quick to build", "device")])
+def test_time_a_candidates_build_spent_is_the_candidates_not_the_devices(candidate, blamed):
+    """The yardstick runs after the candidate is built. A candidate whose kernels took many times
+    the yardstick's build time, leaving too little for the yardstick's run, has timed out; the
+    same shortfall after a quick build is the device's (not your code). Decided from the
+    grader's own clock, not from anything the candidate did."""
+    from autograder.engine.measure import RunnerFailed
+
+    steps = 20_000
+    steps = int(steps * min(1000.0, 2.0 / max(control_seconds(slow(steps)), 1e-3)))  # the yardstick runs ~2 s
+    program_ = slow_to_build(20_000) if candidate == "slow to build" else program("out[0] = 0.0f;")
+    runner = opencl.OpenCLRunner(SMALL, GraderConfig(seed=7))
+    try:
+        runner.start(slow(steps), program_)
+        assert runner.child.wait_for_stage("ready", 300.0)
+        reached = runner.child.stages_reached
+        built_s = reached["ready"] - reached["yardstick-built"]
+        if candidate == "slow to build" and built_s < 1.0:
+            pytest.skip(f"this device built 20,000 statements in {built_s:.2f} s: not slow enough to tell")
+        expected = RunnerFailed if blamed == "candidate" else InfrastructureError
+        with pytest.raises(expected) as raised:
+            runner.results(0.2)  # the builds are done; no time is left for the yardstick's ~2 s run
+        if blamed == "candidate":
+            assert raised.value.status == "timeout" and "to build" in str(raised.value)
+        else:
+            assert "not your code" in str(raised.value)
+    finally:
+        runner.close()
