@@ -92,3 +92,27 @@ def test_the_students_code_runs_behind_every_timing(fast_config):
 def test_a_background_nice_outside_the_kernels_range_is_refused(nice):
     with pytest.raises(ValueError, match="background_nice"):
         GraderConfig(background_nice=nice)
+
+
+@pytest.mark.slow
+def test_a_neighbour_at_normal_priority_in_another_session_moves_no_verdict(fast_config):
+    """What the kernel enforces between sessions is fairness, not our nice values: a spinning
+    process of another session on every core (what another grading's untrusted work is to this
+    one's timing) takes its share of the timing's core. The timing notices it itself (each sample
+    is the fastest of short slices, which an interrupted slice cannot win), so the solution still
+    earns all the speed points and the journal none."""
+    import solutions
+    from autograder import examples
+
+    spin = "import time\nend = time.monotonic() + 300\nwhile time.monotonic() < end:\n    pass\n"
+    neighbours = [subprocess.Popen([sys.executable, "-c", spin], start_new_session=True)
+                  for _ in range(len(os.sched_getaffinity(0)))]
+    try:
+        solution = grade_source("tile-fused-conv", solutions.source("blocked_vectorized"), fast_config)
+        journal = grade_source("tile-fused-conv", examples.source("journal"), fast_config)
+    finally:
+        for neighbour in neighbours:
+            neighbour.kill()
+            neighbour.wait()
+    assert solution.credit["speed"] == pytest.approx(0.3), solution.to_text()
+    assert journal.correct and journal.credit["speed"] == 0.0, journal.to_text()
