@@ -87,6 +87,8 @@ def test_a_lesson_page_says_where_and_when_its_numbers_were_measured(tiny_site):
     assert f"TVM {_version('apache-tvm')}, one TVM thread" in banner
     assert re.search(r"at build time, on \d{4}-\d{2}-\d{2} \(UTC\)", banner)
     assert lesson.index('<aside class="measured-on"') < lesson.index('<article class="notebook">')
+    # what to run is what every reader has: students get no Makefile (the student edition)
+    assert "make " not in banner and "lessons/" in banner and "download it above" in banner
 
 
 def test_the_banner_survives_a_run_that_recorded_nothing():
