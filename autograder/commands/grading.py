@@ -111,7 +111,7 @@ def demo(args: argparse.Namespace) -> int:
         print("The instructor's half of the demo (release, collect and grade the sample class) needs the course's "
               "repository: run `make demo` in a clone of it. The example schedules above were graded by this installation.")
         return 0
-    return run_instructor_demo()
+    return run_instructor_demo(keep=args.keep)
 
 
 def _is_gpu_problem(name: str) -> bool:
@@ -227,6 +227,12 @@ def register(subparsers) -> None:
     add_config_arguments(bench)
     bench.set_defaults(handler=bench_grader)
 
-    run_demo = subparsers.add_parser("demo", help="grade the bundled example schedules")
+    run_demo = subparsers.add_parser(
+        "demo", help="grade the bundled example schedules",
+        description="Grade the bundled example schedules; then, in a clone of the course's repository, the instructor's "
+        "whole job on the sample class (release, hand in, grade, feedback) in a scratch copy of the course: a new "
+        "folder of the temporary directory for each run, readable by you alone, removed at the end.")
     add_config_arguments(run_demo)
+    run_demo.add_argument("--keep", action="store_true",
+                          help="keep the scratch course (its grades CSV and feedback) instead of removing it; says where it is")
     run_demo.set_defaults(handler=demo)
