@@ -6,11 +6,14 @@ compiled schedule. Each is confined in two steps:
 - first thing, `enter_world`: namespaces of its own (world.py): it is process 1 of a pid
   namespace holding nothing else, with its own System V IPC, network and mount namespaces, in a
   new root holding only the interpreter, its packages, the system's libraries and its own
-  directory. It keeps the grader's own uid, so it reads those files wherever they are installed.
+  directory. Under a root grader it then becomes a uid of its own (`new_identity`), which no
+  other process has; elsewhere it keeps the grader's uid.
 - just before untrusted code runs, `confine`, for good:
   - limits (setrlimit): no new processes for the student's child; no file can be written beyond
     what the grader prepared (RLIMIT_FSIZE); no core dumps; no higher priority than it was
-    started with (RLIMIT_NICE, RLIMIT_RTPRIO);
+    started with (RLIMIT_NICE, RLIMIT_RTPRIO); few descriptors (RLIMIT_NOFILE: with pipes at
+    their 64 KiB, what pipe buffers it can hold is bounded), few queued signals
+    (RLIMIT_SIGPENDING, which also counts POSIX timers), no message queue bytes;
   - no privilege: every capability dropped (also a root grader's), uid 0 made ordinary
     (securebits), no_new_privs;
   - Landlock (the `landlock` binding; its scopes, which the binding lacks, by the system call):
@@ -20,7 +23,10 @@ compiled schedule. Each is confined in two steps:
   - seccomp (the `pyseccomp` binding to libseccomp): no exec, no fork, no sockets, nothing done
     to another process (ptrace, signals, limits, priorities, memory), no System V or POSIX IPC,
     no signal-owner tricks (F_SETOWN, FIOSETOWN), no changing files' owners, modes or extended
-    attributes (which Landlock does not cover), no namespaces, mounts, BPF or io_uring.
+    attributes (which Landlock does not cover), no namespaces, mounts, BPF or io_uring; nothing
+    that holds kernel state on the machine's files or outside every limit of its own: no file
+    locks or leases (flock, F_SETLK, F_SETLEASE), no inotify, fanotify or dnotify, no larger
+    pipes (F_SETPIPE_SZ), no memfd, no POSIX timers.
 
 The filter is a deny-list over a reviewed system-call table; README.md ("Why a deny-list")
 gives the measurements behind that choice. Both bindings call the kernel directly (no helper
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import resource
 import sys
@@ -63,6 +70,7 @@ class Status:
     seccomp: bool
     reason: str  # why something is missing ("" when all is there)
     namespaces: bool = False  # a world of its own for each child (world.py)
+    own_identity: bool = False  # and in it a uid of its own (a root grader)
 
     @property
     def complete(self) -> bool:
@@ -90,6 +98,8 @@ class Status:
         parts = []
         if self.namespaces:
             parts.append("own user, pid, IPC, network, UTS and mount namespaces")
+            if self.own_identity:
+                parts.append("a uid of its own")
         parts.append("no capabilities, no_new_privs")
         if self.landlock_abi >= 1:
             scoped = ", signals and abstract sockets" if self.landlock_abi >= LANDLOCK_SCOPES_ABI else ""
@@ -122,7 +132,48 @@ def available() -> Status:
     support = world.supported()
     if not support.available:
         reasons.append(f"namespaces: {support.reason}")
-    return Status(max(abi, 0), seccomp, "; ".join(reasons), namespaces=support.available)
+    return Status(max(abi, 0), seccomp, "; ".join(reasons), namespaces=support.available,
+                  own_identity=support.available and support.own_identity and not _unreadable_to_others())
+
+
+def new_identity() -> world.Identity | None:
+    """In the grader: a uid and gid of its own for the next untrusted child (world.new_identity),
+    where this machine allows one and a uid that owns none of the interpreter's files can read
+    them (an interpreter or packages installed with umask 077 could not be imported)."""
+    if os.geteuid() != 0 or not world.supported().own_identity or _unreadable_to_others():
+        return None
+    return world.new_identity()
+
+
+@functools.lru_cache(maxsize=1)
+def _unreadable_to_others() -> str:
+    """A file a child reads first that a user other than its owner could not read, or "" (from the
+    folder the world binds down: the world's own folders above it are open to all)."""
+    import importlib.util
+
+    tops = readable_system_paths()
+    samples = [os.__file__, __file__, os.path.join(os.path.dirname(os.__file__), "json", "__init__.py")]
+    for name in ("numpy", "tvm"):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.origin:
+            samples.append(spec.origin)
+    for sample in (os.path.realpath(p) for p in samples):
+        top = max((t for t in map(os.path.realpath, tops) if _contains(t, sample)), key=len, default=None)
+        if top is None:
+            continue
+        folder = os.path.dirname(sample)
+        while _contains(top, folder):
+            if os.stat(folder).st_mode & 0o001 == 0:
+                return folder
+            if folder == top:
+                break
+            folder = os.path.dirname(folder)
+        if os.stat(sample).st_mode & 0o004 == 0:
+            return sample
+    return ""
 
 
 def readable_system_paths() -> list[str]:
@@ -190,7 +241,7 @@ def enter_world(policy: Policy) -> list[str]:
     available()
     if not world.supported().available:
         return []
-    return world.enter(world_view(policy))
+    return world.enter(world_view(policy), world.identity_of(policy.private_dir))
 
 
 def confine(policy: Policy) -> list[str]:
@@ -217,6 +268,13 @@ def confine(policy: Policy) -> list[str]:
         # creation fail (seccomp denies them as well; uid 0 is exempt from this limit).
         resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
         applied.append("no new processes or threads")
+    elif os.getpid() == 1:
+        # In a world the count is the child's alone (its own uid, or its own user namespace):
+        # threads, each with its kernel stack, up to a bound. Outside one it would count all of
+        # the grader's processes.
+        resource.setrlimit(resource.RLIMIT_NPROC, (MAX_THREADS, MAX_THREADS))
+        applied.append(f"at most {MAX_THREADS} threads")
+    applied.append(_limit_kernel_state(policy))
     world.drop_capabilities()
     applied.append("no capabilities, no_new_privs")
     if landlock_rules is not None:
@@ -226,8 +284,38 @@ def confine(policy: Policy) -> list[str]:
                        + (f"; {scoped}" if scoped else ""))
     if status.seccomp:
         _apply_seccomp(policy)
-        applied.append("seccomp: no exec, fork, sockets, IPC, ptrace, or signals and limits on others")
+        applied.append("seccomp: no exec, fork, sockets, IPC, ptrace, or signals and limits on others; "
+                       "no file locks, leases, file watches, larger pipes, memfd or POSIX timers")
     return applied
+
+
+# What a confined child may hold of what the kernel keeps for it. Descriptors: the student's child
+# holds 5 when confined, the runners under 20 (measured: tests/engine/test_kernel_state.py); each
+# pipe is two of them and, F_SETPIPE_SZ denied, at most 64 KiB of buffers. Queued signals: what
+# kill() sends is never refused (the kernel overrides this limit for it); sigqueue() and POSIX
+# timers are counted.
+MAX_FILES = 64
+MAX_FILES_WITH_A_DEVICE = 1024  # a GPU driver opens its device nodes and event descriptors as it goes
+MAX_QUEUED_SIGNALS = 16
+MAX_THREADS = 512
+
+
+def _limit_kernel_state(policy: Policy) -> str:
+    """RLIMIT_NOFILE, RLIMIT_SIGPENDING and RLIMIT_MSGQUEUE, hard; never below what is open now."""
+    highest = max((fd for fd in range(world.max_fd()) if _is_open(fd)), default=2)
+    files = max(MAX_FILES_WITH_A_DEVICE if policy.devices else MAX_FILES, highest + 17)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
+    resource.setrlimit(resource.RLIMIT_SIGPENDING, (MAX_QUEUED_SIGNALS, MAX_QUEUED_SIGNALS))
+    resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
+    return f"at most {files} descriptors, {MAX_QUEUED_SIGNALS} queued signals, no message queues"
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
 
 
 _SYS_LANDLOCK_CREATE_RULESET, _SYS_LANDLOCK_RESTRICT_SELF = 444, 446  # the same on every architecture
@@ -321,6 +409,12 @@ _DENIED = (
     "open_tree_attr", "statmount", "listmount", "syslog", "uselib", "lookup_dcookie", "vhangup",
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
     "iopl", "ioperm", "lsm_set_self_attr", "nfsservctl",
+    # kernel state on the machine's own files (seen at their real inodes) or outside every limit of
+    # the child's: locks and leases stall or starve other processes that open the same files
+    # (a write lease, up to lease-break-time); watches are counted per user of the machine;
+    # memfd pages and POSIX timers are kernel memory that RLIMIT_AS does not count
+    "flock", "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_mark",
+    "memfd_create", "memfd_secret", "timer_create",
 )
 # Newer than some libseccomp releases know by name (Linux 6.8-6.17): their x86-64 numbers.
 _X86_64_NUMBERS = {"statmount": 457, "listmount": 458, "lsm_set_self_attr": 460, "setxattrat": 463,
@@ -331,6 +425,11 @@ _TIOCSTI, _TIOCLINUX, _TIOCSPGRP, _TIOCSCTTY, _TIOCCONS = 0x5412, 0x541C, 0x5410
 _FIOSETOWN, _SIOCSPGRP = 0x8901, 0x8902
 # fcntl commands that name another process as the one to signal (SIGIO, or any signal by F_SETSIG)
 _F_SETOWN, _F_SETSIG, _F_SETOWN_EX = 8, 10, 15
+# fcntl commands that hold state on a file that other processes open too, or grow a pipe:
+# F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW (POSIX locks: besides stalling others, one lock per
+# byte range is kernel memory no limit counts), F_SETLEASE, F_NOTIFY (dnotify), F_SETPIPE_SZ.
+# F_GETLK and F_OFD_GETLK only read, and stay.
+_F_HOLDING = (6, 7, 37, 38, 1024, 1026, 1031)
 
 
 def _apply_seccomp(policy: Policy) -> None:
@@ -360,7 +459,7 @@ def _apply_seccomp(policy: Policy) -> None:
     for name in ("setpriority", "ioprio_set"):  # (which, who, ...): who 0 is the caller
         _add(rules, deny, name, seccomp.Arg(1, seccomp.NE, 0))
     # Both take their command as a 32-bit int: the register's upper half must not hide it.
-    for command in (_F_SETOWN, _F_SETSIG, _F_SETOWN_EX):
+    for command in (_F_SETOWN, _F_SETSIG, _F_SETOWN_EX, *_F_HOLDING):
         _add(rules, deny, "fcntl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, command))
     for request in (_TIOCSTI, _TIOCLINUX, _TIOCSPGRP, _TIOCSCTTY, _TIOCCONS, _FIOSETOWN, _SIOCSPGRP):
         _add(rules, deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))

@@ -4,10 +4,18 @@ Landlock and seccomp (confine.py) decide what a confined process may *do*; this 
 what it can *name*. Each untrusted child (the student's, and the runner that loads compiled
 code) enters, first thing, new namespaces of every kind the kernel offers without privileges:
 
-- user: the child keeps the grader's own uid and gid (mapped to themselves), so it reads the
-  interpreter, numpy and TVM wherever the grader can (a checkout in /root, a venv in a private
-  temporary directory, a container as root); its capabilities exist only inside the namespace
-  and are all dropped by confine() before untrusted code runs;
+- its own user: where the grader is root (and may make namespaces without a user namespace),
+  the child builds its world as root and then becomes a uid and gid of its own, which no other
+  process on the machine has (`new_identity`: one per child, from IDENTITY_BASE up), before
+  anything untrusted runs. What the kernel counts per user (queued signals, inotify instances,
+  pipe buffers, processes, message queues) is then counted for it alone, and it owns no file of
+  the machine's. It reads the interpreter, numpy and TVM through the world's binds, which root
+  made: a checkout in /root or in a `mktemp -d` folder is reached through the world's own
+  tmpfs folders, never through the 0700 ones above it. The grader hands it its directory and
+  what it puts there (sandbox.Child). Elsewhere (a grader that is not root), a user namespace
+  in which the child keeps the grader's own uid and gid (mapped to themselves); its
+  capabilities exist only inside the namespace. Either way confine() drops every capability
+  before untrusted code runs, and bounds what the child can hold (rlimits, seccomp);
 - pid: the child is process 1 of a namespace holding nothing else. No other process of the
   machine (another grading, its own evaluator, the fork server, the grader) has a pid it can
   name: kill, prlimit, fcntl(F_SETOWN), sched_* and /proc reach none of them;
@@ -38,6 +46,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import functools
+import itertools
 import os
 import resource
 import select
@@ -69,6 +78,14 @@ OLD_ROOT = "/.old-root"
 HOST_NAME = "grading"
 
 
+# The uids (and gids) the untrusted children of a root grader become: above every range a
+# system gives its users, its services or its containers' subordinate ids (/etc/subuid), below
+# (uid_t)-1. A child's number is IDENTITY_BASE + its grader's pid * 256 + a counter: distinct
+# for every child alive at once on the machine, since a pid is (pid_max is at most 2**22).
+IDENTITY_BASE = 2**31
+_IDENTITIES_PER_PROCESS = 256
+
+
 class WorldUnavailable(OSError):
     """The kernel refused a step of entering the world; the message names the step."""
 
@@ -83,9 +100,20 @@ class View:
 
 
 @dataclass(frozen=True)
+class Identity:
+    """The uid and gid an untrusted child becomes: no other process on the machine has them."""
+
+    uid: int
+    gid: int
+
+
+@dataclass(frozen=True)
 class Support:
     available: bool
     reason: str  # why not ("" when available)
+    # Whether each child can be given a uid of its own (a root grader), and if not, why not.
+    own_identity: bool = False
+    shared_because: str = "the grader is not root: only root can give a process another uid"
 
 
 @functools.lru_cache(maxsize=1)
@@ -104,43 +132,107 @@ def supported() -> Support:
                                text=True, timeout=30, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as error:
         return Support(False, f"the namespace probe did not run: {error}")
-    if probe.returncode == 0 and probe.stdout.strip() == "ok":
-        return Support(True, "")
+    answer = probe.stdout.strip().splitlines()
+    if probe.returncode == 0 and answer and answer[0] == "ok":
+        if os.geteuid() != 0:
+            return Support(True, "")
+        own = answer[1:] == ["own identity"]
+        why = "" if own else (answer[1] if len(answer) > 1 else "the probe did not say")
+        return Support(True, "", own_identity=own, shared_because=why)
     lines = (probe.stdout + probe.stderr).strip().splitlines()
     return Support(False, lines[-1] if lines else f"the namespace probe exited {probe.returncode}")
 
 
 def _probe() -> None:
-    """In the throwaway interpreter: every step that enter() takes, on an empty view."""
+    """In the throwaway interpreter: every step that enter() takes, on an empty view; as root,
+    again with an identity of the child's own."""
     import tempfile
 
-    with tempfile.TemporaryDirectory() as scratch:
-        pid = os.fork()
-        if pid == 0:
+    def attempt(identity: Identity | None) -> str:
+        with tempfile.TemporaryDirectory() as scratch:
+            if identity is not None:
+                os.chown(scratch, identity.uid, identity.gid)
+            errors_r, errors_w = os.pipe()
+            sys.stdout.flush()
+            pid = os.fork()
+            if pid == 0:
+                os.close(errors_r)
+                try:
+                    enter(View(readable=(), private_dir=scratch), identity)
+                    with open("/proc/self/stat") as stat:  # a /proc of the world's own
+                        assert stat.read().startswith("1 "), "not process 1 of a new pid namespace"
+                    if identity is not None:
+                        assert os.getresuid() == (identity.uid,) * 3, f"still uid {os.getresuid()}"
+                        assert os.listdir(scratch) == [], "its own directory cannot be read"
+                    drop_capabilities()
+                except BaseException as error:  # noqa: BLE001 - reported, as the probe's answer
+                    os.write(errors_w, f"{error}".encode()[-500:])
+                    os._exit(1)
+                os._exit(0)
+            os.close(errors_w)
+            with os.fdopen(errors_r, "rb") as errors:
+                said = errors.read().decode(errors="replace").strip()
+            _, status = os.waitpid(pid, 0)
+            return "" if os.waitstatus_to_exitcode(status) == 0 else (said or "failed")
+
+    failure = attempt(None)
+    if failure:
+        print(failure, file=sys.stderr)
+        print("failed")
+        return
+    print("ok")
+    if os.geteuid() == 0:
+        failure = attempt(new_identity(probing=True))
+        print("own identity" if not failure else f"a uid of the child's own is refused here: {failure}")
+
+
+_counter = itertools.count()
+
+
+def new_identity(*, probing: bool = False) -> Identity | None:
+    """A uid and gid for the next untrusted child that no other process on the machine has, where
+    this grader can give one (root, and supported() found it works); None elsewhere."""
+    if os.geteuid() != 0 or not (probing or supported().own_identity):
+        return None
+    number = IDENTITY_BASE + (os.getpid() % 2**22) * _IDENTITIES_PER_PROCESS + next(_counter) % _IDENTITIES_PER_PROCESS
+    return Identity(number, number)
+
+
+def identity_of(private_dir: str) -> Identity | None:
+    """In a child: the identity its grader gave its directory (new_identity), if any."""
+    if os.geteuid() != 0 or not supported().own_identity:
+        return None
+    status = os.stat(private_dir)
+    return Identity(status.st_uid, status.st_gid) if status.st_uid >= IDENTITY_BASE else None
+
+
+def hand_over(folder: str, identity: Identity | None) -> None:
+    """In the grader: make `folder` and what is directly in it the child's own (its identity's)."""
+    if identity is None:
+        return
+    os.chown(folder, identity.uid, identity.gid)
+    with os.scandir(folder) as entries:
+        for entry in entries:
             try:
-                enter(View(readable=(), private_dir=scratch))
-                with open("/proc/self/stat") as stat:  # a /proc of the world's own
-                    assert stat.read().startswith("1 "), "not process 1 of a new pid namespace"
-                drop_capabilities()
-            except BaseException as error:  # noqa: BLE001 - reported, as the probe's answer
-                print(f"{error}", file=sys.stderr)
-                os._exit(1)
-            os._exit(0)
-        _, status = os.waitpid(pid, 0)
-        print("ok" if os.waitstatus_to_exitcode(status) == 0 else "failed")
+                os.chown(entry.path, identity.uid, identity.gid, follow_symlinks=False)
+            except FileNotFoundError:  # removed meanwhile (the student's child unlinks its file)
+                pass
 
 
 # ------------------------------------------------------------------------------ entering
 
 
-def enter(view: View) -> list[str]:
-    """In a single-threaded child: new namespaces, a waiter left outside, a new root. Returns,
-    in the world's process 1, what is now in force, for the record.
+def enter(view: View, identity: Identity | None = None) -> list[str]:
+    """In a single-threaded child: new namespaces, a waiter left outside, a new root; with an
+    `identity` (a root grader), that uid and gid from then on. Returns, in the world's process 1,
+    what is now in force, for the record.
 
     Raises WorldUnavailable (before any fork) if the kernel refuses the namespaces; once the
     waiter exists, a failure ends the child with a message on its stderr, exit code 71.
     """
     libc = _libc()
+    if identity is not None:
+        return _enter_as(libc, view, identity)
     uid, gid = os.getuid(), os.getgid()
     if os.geteuid() == 0:
         os.setgroups([])  # the supplementary groups would stay, unmapped, inside
@@ -175,8 +267,56 @@ def enter(view: View) -> list[str]:
     except BaseException as error:  # noqa: BLE001 - the waiter mirrors this exit
         print(f"tvm-course: could not enter the grading's own namespaces: {error}", file=sys.stderr, flush=True)
         os._exit(71)
-    return ["own user, pid, ipc, network and mount namespaces (process 1 of its own; only the "
-            "interpreter, its packages and its own directory exist)"]
+    return [f"own user, pid, ipc, network and mount namespaces (process 1 of its own; only the "
+            f"interpreter, its packages and its own directory exist); the grader's uid {uid}, mapped to itself"]
+
+
+def _enter_as(libc, view: View, identity: Identity) -> list[str]:
+    """enter() for a root grader: the namespaces without a user namespace (root may make them),
+    the world built as root, then the child's own uid and gid, before anything untrusted runs.
+    A user namespace is not needed, and would not do: the kernel charges what a process in one
+    holds to the namespace's owner too, and a namespace made after the uid changed could not
+    bind what only root may reach."""
+    flags = 0
+    for name, value in NAMESPACES.items():
+        flags |= 0 if name == "user" else value
+    _check(libc.unshare(flags), "unshare the pid, ipc, network, uts and mount namespaces")
+    alive_r, alive_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        os.close(alive_r)
+        _wait_and_mirror(pid, keep=alive_w)  # never returns
+    os.close(alive_w)
+    try:
+        _check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "tie the child's life to its waiter")
+        mask = os.umask(0o022)  # the new root's folders must be enterable by the child's own uid
+        try:
+            _build_root(libc, view)
+        finally:
+            os.umask(mask)
+        libc.sethostname(HOST_NAME.encode(), len(HOST_NAME))
+        _become(libc, identity)
+        _die_with_waiter(libc, alive_r)  # again: a change of uid clears the parent-death signal
+    except BaseException as error:  # noqa: BLE001 - the waiter mirrors this exit
+        print(f"tvm-course: could not enter the grading's own namespaces: {error}", file=sys.stderr, flush=True)
+        os._exit(71)
+    return [f"a uid of its own ({identity.uid}, which no other process has); own pid, ipc, network and mount "
+            "namespaces (process 1 of its own; only the interpreter, its packages and its own directory exist)"]
+
+
+def _become(libc, identity: Identity) -> None:
+    """Root becomes the child's identity for good: no capability can come back (the bounding set
+    is emptied first, while root may), no supplementary group, the same uid and gid real,
+    effective and saved."""
+    for cap in range(_last_capability() + 1):
+        libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
+    os.setgroups([])
+    os.setresgid(identity.gid, identity.gid, identity.gid)
+    os.setresuid(identity.uid, identity.uid, identity.uid)
+    if os.getresuid() != (identity.uid,) * 3 or os.getresgid() != (identity.gid,) * 3 or os.getgroups():
+        raise WorldUnavailable(errno.EPERM, f"could not become uid {identity.uid}")
 
 
 def _wait_and_mirror(pid: int, keep: int) -> None:

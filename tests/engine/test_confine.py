@@ -58,6 +58,8 @@ def attempt(action, *, writable: bool = False, threads: bool = False, before=Non
             send({"kind": "outcome", "value": type(error).__name__, "errno": getattr(error, "errno", None)})
 
     child = ForkedChild(target)
+    if not IN_WORLD["world"]:
+        child.identity = None  # as where namespaces are refused: no uid of its own either
     if writable:
         Path(child.workdir, "result.bin").write_bytes(b"\0" * 64)
     Path(child.workdir, "given.txt").write_text("what the grader put here")
@@ -344,9 +346,10 @@ def test_other_processes_memory_cannot_be_read():
     assert result == -1 and error == 1  # EPERM
 
 
-def test_the_child_keeps_the_graders_user_and_holds_no_privilege():
-    """No other user (files stay readable wherever the grader installed them); no capability of
-    any kind, none to regain through exec, and no_new_privs, a root grader's child too."""
+def test_the_child_is_a_user_of_its_own_under_root_and_holds_no_privilege():
+    """In a world under a root grader, a uid and gid of its own (world.IDENTITY_BASE up), which
+    still reads what it needs; elsewhere the grader's own. No capability of any kind, none to
+    regain through exec, and no_new_privs, a root grader's child too."""
 
     def privileges(work):
         libc = ctypes.CDLL(None, use_errno=True)
@@ -356,7 +359,12 @@ def test_the_child_keeps_the_graders_user_and_holds_no_privilege():
         bounding = [cap for cap in range(41) if libc.prctl(23, cap, 0, 0, 0) == 1]  # PR_CAPBSET_READ
         return (os.getuid(), os.getgid(), list(data), bounding, libc.prctl(39, 0, 0, 0, 0))  # PR_GET_NO_NEW_PRIVS
 
-    assert attempt(privileges) == repr((os.getuid(), os.getgid(), [0] * 6, [], 1))
+    uid, gid, *rest = eval(attempt(privileges))
+    assert rest == [[0] * 6, [], 1]
+    if IN_WORLD["world"] and os.geteuid() == 0 and world.supported().own_identity:
+        assert uid >= world.IDENTITY_BASE and gid == uid
+    else:
+        assert (uid, gid) == (os.getuid(), os.getgid())
 
 
 def test_in_a_world_the_child_is_alone():
