@@ -32,6 +32,10 @@ What it changes from nbgrader's defaults, and why:
   the LMS: Canvas's file names through FileNameCollectorPlugin.named_regexp below, Moodle's
   folder per submission with the assignment's grading worksheet. `tvm-course collect
   ASSIGNMENT --from canvas|moodle ZIP` runs it and fails when nothing was collected.
+- `nbgrader release_feedback ASSIGNMENT` (and the formgrader's Release Feedback) releases only
+  finished feedback: it refuses, naming each student and what to run, while a submission is not
+  graded yet, changed since, without feedback, or a grading run is under way or was interrupted;
+  it never reports success for nothing released (autograder/course/feedback_release.py).
 - Grades nobody has scored yet (a GPU part graded without a GPU, a grader fault) are pending,
   not 0: the feedback says "pending" and `nbgrader export` leaves the score empty
   (autograder/nbgrader_ext/feedback.py).
@@ -49,6 +53,7 @@ from nbgrader.preprocessors import (
 
 from nbgrader.converters import Autograde, GenerateAssignment
 
+from autograder.course.feedback_release import CourseReleaseFeedback
 from autograder.course.lms_download import CANVAS_NAMED_REGEXP
 from autograder.nbgrader_ext.feedback import (
     FEEDBACK_TEMPLATE,
@@ -133,6 +138,12 @@ c.HTMLExporter.filters = {"clean_html": clean_html}
 # `nbgrader export`: nbgrader's CSV, except that a submission with pending grades gets an empty
 # score (and the pending points in a column of their own), never the sum of the rest
 c.ExportApp.plugin_class = PendingAwareCsvExport
+
+# `nbgrader release_feedback ASSIGNMENT` and the formgrader's Release Feedback (NbGraderAPI.release_feedback):
+# nothing is released, and the command fails saying why and what to run, until every collected
+# submission is graded (unchanged since) with its feedback written and no grading run is under way;
+# --CourseReleaseFeedback.partial=True releases the finished ones and lists the rest.
+c.ExchangeFactory.release_feedback = CourseReleaseFeedback
 
 # `nbgrader zip_collect ASSIGNMENT`: the LMS's "download all submissions" zip, put in
 # downloaded/ASSIGNMENT/archive/ (`tvm-course collect` does that, and fails when nothing

@@ -1,0 +1,109 @@
+"""`nbgrader release_feedback` (and the formgrader's Release Feedback) that releases only finished
+feedback, and says what it released, or refuses with what to do.
+
+nbgrader's own ExchangeReleaseFeedback copies whatever HTML lies in feedback/*/ASSIGNMENT/: before
+any grading it copies nothing, exits 0 and prints nothing, and the formgrader (which calls
+NbGraderAPI.release_feedback, i.e. this class's start()) says it succeeded. Here, before anything
+is copied, every collected submission (or the one of --student) is checked:
+
+- a grading run of the assignment is under way (its marker, `grading_marker`): wait for it;
+- the last grading run was interrupted: run `tvm-course grade` again;
+- a submission not graded yet, or changed since it was graded (`submissions.grading_decision`):
+  grade it first;
+- a graded submission without feedback HTML for each of its notebooks: generate it.
+
+Any of these refuses the whole release (ExchangeError: exit status 1, and the formgrader shows
+the error with these lines), naming each student and the command to run, unless
+`--CourseReleaseFeedback.partial=True`, which releases the students whose feedback is finished
+and lists the rest. A student dropped from the class (`nbgrader db student remove`) is never
+released to. What was released is said, student by student, and in a last line with the count;
+releasing nothing is a failure, never a success.
+"""
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+
+from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
+from nbgrader.utils import temp_attrs
+from traitlets import Bool
+
+from . import grading_marker
+from .submissions import find_submissions, grading_decision, recorded_submissions
+
+
+class CourseReleaseFeedback(ExchangeReleaseFeedback):
+    partial = Bool(
+        False,
+        help="Release the students whose feedback is finished even where others' is not (they are listed); "
+             "by default the release is refused until every collected submission's feedback is finished.",
+    ).tag(config=True)
+
+    def __init__(self, *args, authentictor=None, **kwargs):
+        # NbGraderAPI.release_feedback (the formgrader's button) misspells the keyword (nbgrader 0.9.6)
+        if authentictor is not None and "authenticator" not in kwargs:
+            kwargs["authenticator"] = authentictor
+        super().__init__(*args, **kwargs)
+
+    def copy_files(self):
+        assignment = self.coursedir.assignment_id
+        only = self.coursedir.student_id if self.coursedir.student_id not in ("", "*") else None
+        ready, waiting = feedback_readiness(self.coursedir, assignment, only)
+        running = grading_marker.read(Path(self.coursedir.root), assignment)
+        if running is not None and running.alive:
+            self.fail(f"A grading run of {assignment} is under way ({running.describe()}): nothing released. "
+                      f"Release feedback once it has finished: nbgrader release_feedback {assignment}")
+        if running is not None:
+            waiting = {**{s: f"the last grading run ({running.describe()}) was interrupted" for s in ready}, **waiting}
+            ready = []
+        if waiting and not (self.partial and ready):
+            lines = [f"  {student}: {why}" for student, why in sorted(waiting.items())]
+            self.fail("\n".join([
+                f"Feedback for {assignment} is not finished for {len(waiting)} student(s): nothing released.",
+                *lines,
+                *([f"Grade first: tvm-course grade {assignment} (it writes the feedback), then release again."]
+                  if any("tvm-course grade" in why for why in waiting.values()) else []),
+                *([f"To release only the {len(ready)} finished one(s) now: nbgrader release_feedback {assignment} "
+                   f"--CourseReleaseFeedback.partial=True"] if ready else []),
+            ]))
+        if not ready:
+            who = f"student {only}" if only else "anyone"
+            self.fail(f"No feedback for {assignment} to release: no submission from {who} has been collected and graded "
+                      f"(nbgrader collect {assignment}, or tvm-course collect; then tvm-course grade {assignment}). Nothing released.")
+        everyone = {Path(p).parent.parent.name for p in glob.glob(self.coursedir.format_path(self.coursedir.feedback_directory, "*", assignment))}
+        exclude = set(filter(None, (self.coursedir.student_id_exclude or "").split(",")))
+        with temp_attrs(self.coursedir, student_id_exclude=",".join(sorted(exclude | (everyone - set(ready))))):
+            super().copy_files()
+        for student, why in sorted(waiting.items()):
+            self.log.warning("Not released to %s: %s", student, why)
+        self.log.info("Released feedback on %s to %d student(s): %s", assignment, len(ready), ", ".join(sorted(ready)))
+
+
+def feedback_readiness(coursedir, assignment: str, only: str | None = None) -> tuple[list[str], dict[str, str]]:
+    """(students whose feedback is finished, {student: why theirs is not}) over the collected
+    submissions of `assignment` (only `only`'s, when given). Dropped students are in neither."""
+    submissions = [s for s in find_submissions(coursedir, assignment) if only is None or s.student == only]
+    if only is not None and not submissions:
+        return [], {only: f"no collected submission of {assignment}"}
+    recorded = recorded_submissions(coursedir, assignment)
+    ready, waiting = [], {}
+    for submission in submissions:
+        decision = grading_decision(coursedir, assignment, submission, recorded)
+        if decision.reason == "not-in-class":
+            continue
+        if decision.grade:
+            waiting[submission.student] = f"{decision.detail}: tvm-course grade {assignment} --student {submission.student}"
+            continue
+        feedback = Path(coursedir.format_path(coursedir.feedback_directory, submission.student, assignment))
+        missing = [f"{name}.html" for name in submission.notebooks if not (feedback / f"{name}.html").is_file()]
+        if missing:
+            waiting[submission.student] = (f"graded, but its feedback ({', '.join(missing)}) is missing: "
+                                           f"nbgrader generate_feedback {assignment} --student {submission.student}")
+            continue
+        if not (feedback / "submission_secret.txt").is_file() or not (feedback / "timestamp.txt").is_file():
+            waiting[submission.student] = ("not submitted through the exchange (no submission_secret.txt, which `nbgrader submit` "
+                                           f"writes and `nbgrader fetch_feedback` needs): hand back {feedback}/ through the LMS")
+            continue
+        ready.append(submission.student)
+    return ready, waiting
+
