@@ -120,7 +120,7 @@ def _plans(coursedir, assignment: str) -> GradingPlan:
 
 
 def _read_trusted_record(row: Row, graded: Path) -> dict:
-    statuses, merged, refused = [], {"results": {}, "questions": {}}, []
+    statuses, merged, refused, recovered = [], {"results": {}, "questions": {}}, [], []
     for path in sorted(graded.glob("*.ipynb")):
         record = graded_record(path)
         if record is None:
@@ -128,6 +128,9 @@ def _read_trusted_record(row: Row, graded: Path) -> dict:
         cause = record["submission"].get("refused")
         if cause is not None:  # scored 0 without being graded: the instructor should know why
             refused.append(f"{path.name} {refusal_text(cause)}")
+        for grade_id, how in sorted(record["submission"].get("recovered", {}).items()):  # a guess, however good: look
+            recovered.append(f"answer cell '{grade_id}' recovered: {how}")
+        recovered.extend(why for _, why in sorted(record["submission"].get("unidentified", {}).items()))
         merged["results"].update(record["results"])
         merged["questions"].update(record["questions"])
         for result in record["results"].values():
@@ -141,6 +144,8 @@ def _read_trusted_record(row: Row, graded: Path) -> dict:
                 row.note = _reason(result)
     if statuses:
         row.schedule = ",".join(statuses)
+    if recovered:
+        row.note, row.review = visible("; ".join(recovered + ([row.note] if row.note else []))), True
     if refused:
         row.note, row.review = visible("; ".join(refused)), True
     return merged

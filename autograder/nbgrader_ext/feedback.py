@@ -89,6 +89,12 @@ class GetGradesWithPending(GetGrades):
         resources["nbgrader"]["pending_points"] = self._pending_points
         refused = submission_record(nb.metadata).get("refused")  # the page says why it scored 0
         resources["nbgrader"]["not_graded"] = None if refused is None else f"{resources['nbgrader']['notebook']}.ipynb {refusal_text(refused)}"
+        record = submission_record(nb.metadata)  # answer cells found without their nbgrader metadata, or not found
+        resources["nbgrader"]["recovered"] = [
+            *(f"Your answer cell '{grade_id}' was graded: {how}. Fetch the assignment again, or keep the cells' metadata, "
+              "so that it is found by its marks next time." for grade_id, how in sorted(record.get("recovered", {}).items())),
+            *(f"Not graded: {why}." for _, why in sorted(record.get("unidentified", {}).items())),
+        ]
         return nb, resources
 
     def _get_score(self, cell, resources) -> None:

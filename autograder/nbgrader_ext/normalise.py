@@ -139,12 +139,20 @@ class NormaliseSubmission(NbGraderPreprocessor):
             cells = _graded_cells(gradebook.find_notebook(info["notebook"], info["assignment"]))
         answer_ids = {name for name, cell in cells.items() if cell["marks"].get("solution")}
         answers = {} if refused else submitted_answers(nb, answer_ids)
+        recovered, unidentified = ({}, {}) if refused else recover_answers(nb, source, answer_ids - set(answers), answers)
         clean = _rebuild(source, cells, answers, self.log)
         record = {"refused": refused} if refused else {}
         missing = sorted(answer_ids - set(answers)) if not refused else []
+        if recovered:
+            record["recovered"] = recovered
+            self.log.warning("Answer cells without their nbgrader metadata, found and graded: %s",
+                             "; ".join(f"{name} ({how})" for name, how in sorted(recovered.items())))
+        if unidentified:
+            record["unidentified"] = unidentified
         if missing:
             record["missing"] = missing
-            self.log.warning("Answer cells missing from the submission (graded as released): %s", ", ".join(missing))
+            self.log.warning("Answer cells missing from the submission (graded as released): %s",
+                             "; ".join(f"{name}" + (f" ({unidentified[name]})" if name in unidentified else "") for name in missing))
         if record:
             clean.metadata[METADATA_KEY] = {SUBMISSION_KEY: record}
         return clean, resources
@@ -164,9 +172,125 @@ def submitted_answers(nb, answer_ids: set[str]) -> dict[str, str]:
     return answers
 
 
+def recover_answers(nb, source, wanted: set[str], answers: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Answer cells that lost their nbgrader metadata (Colab, an editor or a metadata-stripping
+    tool drops `metadata.nbgrader` and keeps the text), found by what survives, in this order:
+
+    1. its nbformat cell id (the release keeps the source's; most tools keep ids);
+    2. its place: the only cell of its type, unmarked and not one of the released cells, between
+       the released cells that stand before and after it (matched by grade_id or by their text);
+    3. its content: of the unmarked cells there (or, with no cell there, anywhere), the only one
+       that defines what the source's answer defines (`def schedule`, `TILES_PER_CHANNEL =`).
+
+    `wanted`: the answer cells' grade_ids no cell carries; each one found is added to `answers`.
+    Returns ({grade_id: how it was found}, {grade_id: why it could not be}), the latter naming
+    the cell and what to do."""
+    recovered: dict[str, str] = {}
+    unidentified: dict[str, str] = {}
+    if not wanted:
+        return recovered, unidentified
+    cells = [cell for cell in nb.get("cells", []) if isinstance(cell, dict)]
+    marked = [_grade_id_of(cell) for cell in cells]
+    texts = [_text(cell.get("source"), None) for cell in cells]
+    used: set[int] = set()
+    anchors = _anchors(source.cells, cells, marked, texts)
+    for position, released in enumerate(source.cells):
+        grade_id = _grade_id_of(released)
+        if grade_id not in wanted or grade_id in answers:
+            continue
+        free = [i for i, cell in enumerate(cells)
+                if marked[i] is None and i not in used and i not in anchors.values() and texts[i] is not None
+                and cell.get("cell_type") == released.cell_type]
+        found, how = None, None
+        by_id = [i for i in free if released.get("id") and cells[i].get("id") == released.get("id")]
+        if len(by_id) == 1:
+            found, how = by_id[0], f"by its cell id '{released.get('id')}'"
+        if found is None:
+            before = max((anchors[p] for p in anchors if p < position), default=-1)
+            after = min((anchors[p] for p in anchors if p > position and anchors[p] > before), default=len(cells))
+            between = [i for i in free if before < i < after]
+            defines = _definitions(released.source)
+            if len(between) == 1:
+                found, how = between[0], "by its place in the notebook, between the released cells around it"
+            elif defines:
+                pool = between or free
+                defining = [i for i in pool if defines & _definitions(texts[i])]
+                if len(defining) == 1:
+                    found, how = defining[0], f"by its content (the only such cell that defines {', '.join(sorted(defines & _definitions(texts[defining[0]])))})"
+            if found is None:
+                if between or free:  # else no cell is left that could be it: missing, as before
+                    unidentified[grade_id] = (
+                        f"the answer cell '{grade_id}' has lost its nbgrader metadata, and neither its cell id, its place nor "
+                        f"its content tells which of {len(between or free)} unmarked cells it is: copy your answer into the "
+                        "released cell (fetch the assignment again) and submit again")
+                continue
+        answers[grade_id] = texts[found]
+        used.add(found)
+        recovered[grade_id] = f"it had lost its nbgrader metadata; found {how}, cell {found + 1} of the submission"
+    return recovered, unidentified
+
+
+def _grade_id_of(cell) -> str | None:
+    metadata = cell.get("metadata") if isinstance(cell, dict) else None
+    marks = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+    grade_id = marks.get("grade_id") if isinstance(marks, dict) else None
+    return grade_id if isinstance(grade_id, str) else None
+
+
+def _anchors(released_cells, cells, marked, texts) -> dict[int, int]:
+    """Source position -> submission position of the released cells the submission still has,
+    in order: by grade_id, else by identical text (text that occurs once in each), kept increasing."""
+    by_grade_id = {grade_id: i for i, grade_id in reversed(list(enumerate(marked))) if grade_id is not None}
+    submitted = [_as_released(text) if grade_id is None else None for text, grade_id in zip(texts, marked)]
+    counts: dict[str, int] = {}
+    for text in submitted:
+        if text:
+            counts[text] = counts.get(text, 0) + 1
+    released = [_as_released(cell.source) for cell in released_cells]
+    source_counts: dict[str, int] = {}
+    for text in released:
+        source_counts[text] = source_counts.get(text, 0) + 1
+    pairs = []
+    for position, cell in enumerate(released_cells):
+        grade_id, text = _grade_id_of(cell), released[position]
+        if grade_id is not None and grade_id in by_grade_id:
+            pairs.append((position, by_grade_id[grade_id]))
+        elif text and not (cell.get("metadata", {}).get("nbgrader") or {}).get("solution") \
+                and counts.get(text) == 1 and source_counts[text] == 1:
+            pairs.append((position, submitted.index(text)))
+    kept, last = {}, -1
+    for position, index in pairs:  # a moved cell is no landmark
+        if index > last:
+            kept[position], last = index, index
+    return kept
+
+
+_HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*$", re.MULTILINE | re.DOTALL)
+
+
+def _as_released(text) -> str | None:
+    """A cell's text as the release has it (hidden tests out, as nbgrader's ClearHiddenTests does),
+    whitespace collapsed: what a submission's copy of a locked or unmarked cell is compared by."""
+    if not isinstance(text, str):
+        return None
+    return " ".join(_HIDDEN_TESTS.sub("", text).split())
+
+
+_DEFINITION = re.compile(r"^(?:def\s+([A-Za-z_]\w*)|class\s+([A-Za-z_]\w*)|([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=))", re.MULTILINE)
+
+
+def _definitions(text) -> set[str]:
+    """The names a cell's text defines at its top level (functions, classes, plain assignments)."""
+    if not isinstance(text, str):
+        return set()
+    return {next(name for name in match.groups() if name) for match in _DEFINITION.finditer(text)}
+
+
 def submission_record(notebook_metadata) -> dict:
     """What normalising recorded in a graded notebook's metadata ({} for nothing): "refused" (why
-    the file was not a notebook), "missing" (answer cells the submission did not have)."""
+    the file was not a notebook), "missing" (answer cells the submission did not have),
+    "recovered" (answer cells found without their metadata: grade_id -> how) and "unidentified"
+    (answer cells that lost it and could not be found: grade_id -> why)."""
     entry = notebook_metadata.get(METADATA_KEY) if isinstance(notebook_metadata, dict) else None
     record = entry.get(SUBMISSION_KEY) if isinstance(entry, dict) else None
     if not isinstance(record, dict):
@@ -176,7 +300,15 @@ def submission_record(notebook_metadata) -> dict:
         found["refused"] = record["refused"]
     if isinstance(record.get("missing"), list):
         found["missing"] = [name for name in record["missing"] if isinstance(name, str)]
+    for key in ("recovered", "unidentified"):
+        if isinstance(record.get(key), dict):
+            found[key] = {str(k): str(v) for k, v in record[key].items() if isinstance(v, str)}
     return found
+
+
+def missing_text(grade_id: str, record: dict) -> str:
+    """Why an answer cell was graded as released (normalising found no answer in it)."""
+    return record.get("unidentified", {}).get(grade_id) or f"the answer cell '{grade_id}' is missing from the submission"
 
 
 def refusal_text(cause: str) -> str:

@@ -22,7 +22,7 @@ from ..problems import get_problem
 from ..problems.variants import JOURNAL, Variant
 from ..engine.report import Result
 from .credit import score_part
-from .normalise import submission_record
+from .normalise import missing_text, submission_record
 from .plan import METADATA_KEY, Answer, GradingPlan
 from .questions import mark_answers
 from .safe_arithmetic import read_assignments
@@ -104,6 +104,7 @@ class TrustedGrading:
 
     def start(self, notebook) -> "TrustedGrading":
         sources = answer_sources(notebook, self.plan)
+        record = submission_record(notebook.get("metadata", {}))
         schedules = [a for a in self.plan.answers.values() if a.kind == "schedule"]
         if schedules:
             self._pool = ThreadPoolExecutor(max_workers=len(schedules), thread_name_prefix="trusted-grading")
@@ -111,11 +112,11 @@ class TrustedGrading:
             source = sources[answer.grade_id]
             if answer.kind == "schedule":
                 if source is None:
-                    self.verdicts.results[answer.grade_id] = _missing_result(answer)
+                    self.verdicts.results[answer.grade_id] = _missing_result(answer, missing_text(answer.grade_id, record))
                 else:
                     self._pending[answer.grade_id] = self._pool.submit(self._grade_schedule, answer, source)
             else:
-                self.verdicts.questions[answer.grade_id] = _mark_questions(answer, source, self.variant)
+                self.verdicts.questions[answer.grade_id] = _mark_questions(answer, source, self.variant, missing_text(answer.grade_id, record))
         return self
 
     def _grade_schedule(self, answer: Answer, source: str) -> Result:
@@ -156,19 +157,19 @@ class TrustedGrading:
         return self.verdicts
 
 
-def _missing_result(answer: Answer) -> Result:
+def _missing_result(answer: Answer, why: str) -> Result:
     problem = get_problem(answer.name)
     return Result(
         problem=problem.name,
         target=problem.target,
         status="error",
-        messages=[f"the answer cell '{answer.grade_id}' is missing from the submission"],
+        messages=[why],
     )
 
 
-def _mark_questions(answer: Answer, source: str | None, variant: Variant) -> dict:
+def _mark_questions(answer: Answer, source: str | None, variant: Variant, why_missing: str = "") -> dict:
     if source is None:
-        fraction, verdicts, notes = 0.0, [], [f"the answer cell '{answer.grade_id}' is missing from the submission"]
+        fraction, verdicts, notes = 0.0, [], [why_missing or f"the answer cell '{answer.grade_id}' is missing from the submission"]
     else:
         read = read_assignments(source, variant.constants())
         fraction, verdicts = mark_answers(answer.key_for(variant), read.values, read.problems)

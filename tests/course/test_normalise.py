@@ -18,7 +18,7 @@ from nbgrader.nbgraderformat import MetadataValidator
 from autograder.course.course_dir import course_directory, load_course_config
 from autograder.course.scratch_course import copy_course, release_assignment
 from autograder.nbgrader_ext.normalise import (
-    REFUSED_KEY, NormaliseSubmission, read_submission, submission_record, submitted_answers,
+    REFUSED_KEY, NormaliseSubmission, missing_text, read_submission, submission_record, submitted_answers,
 )
 from autograder.nbgrader_ext.notebook_file import NotANotebook
 from autograder.nbgrader_ext.plan import METADATA_KEY
@@ -129,6 +129,55 @@ def test_a_missing_answer_is_graded_as_released_and_recorded(course, honest, tmp
     released = by_id(json.loads((course[1] / "tiling.ipynb").read_text(encoding="utf-8")))
     assert answers_of(clean) == {g: "".join(released[g]["source"]) for g in ANSWERS}
     assert submission_record(clean.metadata) == {"missing": ["schedule", "tile-arithmetic"]}
+
+
+def stripped(notebook, *, ids: bool = False, only=None) -> dict:
+    """`notebook` with every cell's metadata gone (only `only`'s, when given), as Colab or
+    `nbstripout`-like tools leave it; with `ids`, the cell ids too (saved as nbformat 4.4)."""
+    for cell in notebook["cells"]:
+        if only is None or cell["metadata"].get("nbgrader", {}).get("grade_id") in only:
+            cell["metadata"] = {}
+        if ids:
+            cell.pop("id", None)
+    if ids:
+        notebook["nbformat_minor"] = 4
+    return notebook
+
+
+@pytest.mark.parametrize("how, found", [
+    ("metadata", "by its cell id"),
+    ("metadata-and-ids", "by its place in the notebook"),
+    ("answers-only", "by its cell id"),
+])
+def test_answer_cells_that_lost_their_metadata_are_found_and_said(course, honest, tmp_path, how, found):
+    notebook = stripped(answered(course[1]), ids=how == "metadata-and-ids", only=set(ANSWERS) if how == "answers-only" else None)
+    clean = normalise(course, tmp_path, notebook)
+    assert structure(clean) == structure(honest)
+    assert answers_of(clean) == ANSWERS
+    record = submission_record(clean.metadata)
+    assert sorted(record["recovered"]) == sorted(ANSWERS) and "missing" not in record, record
+    assert all(found in said and "lost its nbgrader metadata" in said for said in record["recovered"].values()), record
+
+
+def test_a_stripped_answer_found_by_what_it_defines_among_scratch_cells(course, honest, tmp_path):
+    notebook = stripped(answered(course[1]), ids=True)
+    at = next(i for i, c in enumerate(notebook["cells"]) if c["source"] == ANSWERS["schedule"])
+    notebook["cells"].insert(at + 1, nbformat.v4.new_code_cell("print(sch.trace)"))  # a scratch cell beside it
+    clean = normalise(course, tmp_path, json.loads(json.dumps(notebook)))
+    assert answers_of(clean) == ANSWERS
+    assert "by its content (the only such cell that defines schedule)" in submission_record(clean.metadata)["recovered"]["schedule"]
+
+
+def test_a_stripped_answer_nothing_identifies_is_refused_by_name(course, honest, tmp_path):
+    notebook = stripped(answered(course[1]), ids=True)
+    at = next(i for i, c in enumerate(notebook["cells"]) if c["source"] == ANSWERS["schedule"])
+    notebook["cells"].insert(at + 1, nbformat.v4.new_code_cell("def schedule(sch):\n    pass  # another try"))
+    clean = normalise(course, tmp_path, json.loads(json.dumps(notebook)))
+    record = submission_record(clean.metadata)
+    assert record["missing"] == ["schedule"] and list(record["recovered"]) == ["tile-arithmetic"], record
+    said = record["unidentified"]["schedule"]
+    assert "the answer cell 'schedule' has lost its nbgrader metadata" in said and "which of 2 unmarked cells" in said
+    assert missing_text("schedule", record) == said
 
 
 @pytest.mark.parametrize("tamper", [
