@@ -27,6 +27,7 @@ executes each lesson once.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import importlib.metadata
@@ -165,13 +166,14 @@ def execute(path: str | Path, *, kernel_name: str = KERNEL_NAME, cell_timeout_s:
     path = Path(path)
     notebook = nbformat.read(path, as_version=4)
     started = time.monotonic()
-    client = NotebookClient(notebook, kernel_name=kernel_name, timeout=cell_timeout_s,
-                            extra_arguments=list(KERNEL_ARGUMENTS),
-                            resources={"metadata": {"path": str(path.resolve().parent)}})
     mcpu = lesson_mcpu(path)
     environment = {**os.environ, MCPU_ENV: mcpu} if mcpu else {k: v for k, v in os.environ.items() if k != MCPU_ENV}
     try:
-        client.execute(env=environment)
+        with _kernel_manager(kernel_name) as manager:
+            client = NotebookClient(notebook, km=manager, kernel_name=kernel_name, timeout=cell_timeout_s,
+                                    extra_arguments=list(KERNEL_ARGUMENTS),
+                                    resources={"metadata": {"path": str(path.resolve().parent)}})
+            client.execute(env=environment)
     except CellExecutionError as err:
         raise LessonExecutionError(f"{path}: a cell raised {err.ename}: {err.evalue}\n{err}") from None
     except CellTimeoutError:
@@ -186,6 +188,22 @@ def execute(path: str | Path, *, kernel_name: str = KERNEL_NAME, cell_timeout_s:
     notebook.metadata[METADATA_KEY] = {"executed_seconds": round(time.monotonic() - started, 3),
                                        "kernel_name": kernel_name, "mcpu": mcpu, **run_environment()}
     return notebook
+
+
+@contextlib.contextmanager
+def _kernel_manager(kernel_name: str):
+    """A kernel manager that talks to its kernel over Unix sockets in a private folder, removed
+    afterwards. Over TCP (jupyter_client's default) ipykernel warns at every start that the
+    connection is not encrypted: noise here, where kernel and client share one machine and user.
+    (Windows has no such sockets: TCP there.)"""
+    from jupyter_client.manager import KernelManager
+
+    if os.name == "nt":
+        yield KernelManager(kernel_name=kernel_name)
+        return
+    with tempfile.TemporaryDirectory(prefix="tvm-course-kernel-") as sockets:
+        yield KernelManager(kernel_name=kernel_name, transport="ipc", ip=os.path.join(sockets, "kernel"),
+                            connection_file=os.path.join(sockets, "kernel.json"))
 
 
 def run_environment() -> dict[str, str]:

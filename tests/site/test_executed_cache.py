@@ -85,6 +85,18 @@ def test_executes_once_then_serves_the_cache(use_cache, tmp_path):
     assert _stdout(rerun) != _stdout(first)
 
 
+def test_the_kernel_talks_over_private_sockets_without_the_tcp_warning(tmp_path, capfd, monkeypatch):
+    # over TCP, ipykernel warns at every start that the connection is not encrypted: noise for a reader
+    monkeypatch.chdir(tmp_path)
+    path = _notebook(tmp_path / "quiet.ipynb", "print('ran')")
+    capfd.readouterr()
+    notebook = executed.execute(path)
+    assert "ran" in _stdout(notebook)
+    said = capfd.readouterr()
+    assert "running over TCP" not in said.out + said.err, said.err[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["quiet.ipynb"]  # its sockets are not left beside it
+
+
 def test_a_failing_cell_names_the_notebook_and_error_and_is_not_cached(use_cache, tmp_path):
     path = _notebook(tmp_path / "broken.ipynb", "x = 1", "raise ValueError('the tile is too big')")
     with pytest.raises(LessonExecutionError) as raised:
