@@ -14,9 +14,14 @@ killable child process, under a limit fitted to this machine (`fitted_runner_tim
 
 Both record the errors they see, so when trials fail the lesson prints the first builder and
 runner error instead of pointing at a log that holds none.
+
+In Jupyter, `tune_tasks` shows its task table (a pandas table) and prints "Total trials: 0" before
+the first trial and again after every round, from C++, past Python's logging; `progress_to_log`
+sends that table to the search's log instead, and the lesson prints `TuningReport`.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 
@@ -115,6 +120,31 @@ def context(func, target, space=None, strategy=None, work_dir: str | None = None
     )
     _ffi_api.TuneContextInitialize(tune)
     return tune
+
+
+@contextlib.contextmanager
+def progress_to_log():
+    """Within it, MetaSchedule's task table and running totals go to the search's log (work_dir's
+    files) instead of the notebook.
+
+    Its C++ task scheduler asks `s_tir.meta_schedule.using_ipython` whether it runs in Jupyter; if
+    so it displays the table and writes "Total trials: N" to the process's stdout (which the
+    kernel shows), else it logs both. That function, held by C++ once looked up, asks
+    `get_ipython()`, a builtin IPython adds; a module-level `get_ipython` that returns None
+    shadows it for MetaSchedule's module alone, for the duration.
+    """
+    from tvm.s_tir.meta_schedule import utils
+
+    had = "get_ipython" in vars(utils)
+    saved = vars(utils).get("get_ipython")
+    utils.get_ipython = lambda: None
+    try:
+        yield
+    finally:
+        if had:
+            utils.get_ipython = saved
+        else:
+            del utils.get_ipython
 
 
 def _first_line(error, limit: int = 400) -> str:

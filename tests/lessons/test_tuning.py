@@ -61,8 +61,25 @@ def test_the_report_says_what_happened():
     assert "It found a schedule" in found and "1 runs failed; the first: LocalRunner: Timeout" in found
 
 
+def test_progress_to_log_tells_metaschedule_it_is_not_in_jupyter_for_its_duration(monkeypatch):
+    import builtins
+
+    from tvm.s_tir.meta_schedule import utils
+
+    class ZMQInteractiveShell:  # what a Jupyter kernel's get_ipython() returns
+        pass
+
+    monkeypatch.setattr(builtins, "get_ipython", ZMQInteractiveShell, raising=False)
+    assert utils._using_ipython() is True
+    with tuning.progress_to_log():
+        assert utils._using_ipython() is False
+    assert utils._using_ipython() is True and "get_ipython" not in vars(utils)
+
+
 @pytest.mark.slow
-def test_a_search_over_the_lessons_design_space_builds_and_runs_every_trial(lab, head):
+def test_a_search_over_the_lessons_design_space_builds_and_runs_every_trial(lab, head, capfd, monkeypatch):
+    import builtins
+    import pathlib
     import tempfile
 
     import tvm
@@ -71,13 +88,28 @@ def test_a_search_over_the_lessons_design_space_builds_and_runs_every_trial(lab,
     target = tvm.target.Target({**lab.target.export(), "num-cores": 1})
     builder, runner = tuning.KernelBuilder(), tuning.RecordingRunner(timeout_sec=60)
     search = ms.search_strategy.EvolutionarySearch(population_size=8, init_min_unmeasured=4, genetic_num_iters=1)
-    with tempfile.TemporaryDirectory() as work_dir:
+
+    class ZMQInteractiveShell:  # as in the lesson's Jupyter kernel, where the task table would be displayed
+        pass
+
+    monkeypatch.setattr(builtins, "get_ipython", ZMQInteractiveShell, raising=False)
+    import logging
+
+    ms_logger = logging.getLogger("tvm.s_tir.meta_schedule")
+    monkeypatch.setattr(ms_logger, "level", ms_logger.level)  # restored after
+    ms_logger.setLevel(logging.WARNING)  # as the lesson: its log goes to work_dir's files
+    capfd.readouterr()
+    with tempfile.TemporaryDirectory() as work_dir, tuning.progress_to_log():
         task = tuning.context(head, target, space=ms.space_generator.ScheduleFn(
             head_space, sch_rules=[], postprocs=[], mutator_probs={ms.mutator.MutateTileSize(): 1.0}), strategy=search,
                               work_dir=work_dir)
         database = ms.tune_tasks(tasks=[task], task_weights=[1.0], work_dir=work_dir, max_trials_global=4,
                                  num_trials_per_iter=4, builder=builder, runner=runner)
         tuned = ms.tir_integration.compile_tir(database, head, target)
+        logged = "".join(p.read_text(errors="replace") for p in pathlib.Path(work_dir).rglob("*.log"))
+    shown = capfd.readouterr()
+    assert "Total trials" not in shown.out + shown.err  # not in the notebook: "Total trials: 0" before the first trial
+    assert "Total trials: 4" in logged  # in the search's log instead
     assert (builder.built, runner.ran, builder.errors, runner.errors) == (4, 4, [], [])
     kinds = [inst.kind.name for inst in tuned.trace.insts]
     assert kinds.count("Split") == 3 and "ComputeInline" in kinds  # the lesson's own design space, decided
