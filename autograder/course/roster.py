@@ -93,13 +93,21 @@ def read_roster(path: Path, fmt: str) -> tuple[list[dict], list[str]]:
 
 
 def import_roster(coursedir, path: Path, fmt: str) -> RosterReport:
+    students, problems = read_roster(path, fmt)
+    if not students:
+        raise CourseError(f"{path} lists no student with a usable id" + (f": {'; '.join(problems[:5])}" if problems else ""))
+    return enrol(coursedir, students, RosterReport(skipped=problems))
+
+
+def enrol(coursedir, students: list[dict], report: RosterReport | None = None) -> RosterReport:
+    """Add or update `students` ({id, first_name, last_name, email, lms_user_id}: what is given
+    and not empty) in the gradebook, names included: nbgrader's formgrader lists a student it
+    has no names for as "None, None". Released variants tables are written again for new ones."""
     from nbgrader.api import Gradebook
     from sqlalchemy.exc import SAWarning
 
-    students, problems = read_roster(path, fmt)
-    report = RosterReport(skipped=problems)
-    if not students:
-        raise CourseError(f"{path} lists no student with a usable id" + (f": {'; '.join(problems[:5])}" if problems else ""))
+    report = report or RosterReport()
+    students = [dict(entry) for entry in students]
     previous = os.umask(0o077)  # nbgrader creates the gradebook 644: it holds every grade
     try:
         with warnings.catch_warnings(), Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:

@@ -18,6 +18,9 @@ from pathlib import Path
 
 COMMENT = "tvm-course hub demo account"
 DEFAULT_STUDENTS = ("ada", "ben")
+# The demo class's roster: the names nbgrader's formgrader lists (a student without any is "None, None").
+# A real course enrols its class from the LMS's export instead (`tvm-course roster`).
+DEMO_NAMES = {"ada": ("Ada", "Lovelace"), "ben": ("Ben", "Babbage")}
 DEFAULT_INSTRUCTOR = "instructor"
 
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .accounts import Account, HubError
+from .accounts import DEMO_NAMES, Account, HubError
 
 COURSE_ID = "tvm-course"
 COURSE_FOLDER = "tvm-course"  # in the instructor's home
@@ -23,6 +23,12 @@ STUDENT_ONLY_OFF = {
     "server": ["nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list"],
     "lab": ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list", "@jupyter/nbgrader:create-assignment"],
 }
+
+# JupyterLab's news: every new user is asked whether to fetch Jupyter's announcements (a pop-up
+# on their first page, which a class of new users meets at once), and the server checks PyPI for
+# updates nobody on the hub can install. Off: no news feed, no update check, no plugin asking.
+LAB_SETTINGS = {"news_url": None, "check_for_updates_class": "jupyterlab.NeverCheckForUpdate"}
+LAB_OFF = ["@jupyterlab/apputils-extension:announcements"]
 
 
 def hub_nbgrader_config(exchange: Path, config_dir: Path) -> Path:
@@ -73,9 +79,9 @@ def user_settings(account: Account) -> None:
         # "refused to connect". 'self' lets the same origin frame it: on this demo's one origin that
         # is the whole hub; a real hub gives each user an origin of their own (c.JupyterHub.subdomain_host).
         server["tornado_settings"] = {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}}
-    _write_as(account, jupyter / "jupyter_server_config.json", json.dumps({"ServerApp": server}, indent=1))
+    _write_as(account, jupyter / "jupyter_server_config.json", json.dumps({"ServerApp": server, "LabApp": LAB_SETTINGS}, indent=1))
     _write_as(account, jupyter / "labconfig" / "page_config.json",
-              json.dumps({"disabledExtensions": {name: True for name in off_lab}}, indent=1))
+              json.dumps({"disabledExtensions": {name: True for name in [*off_lab, *LAB_OFF]}}, indent=1))
     if account.role == "instructor":
         _write_as(account, jupyter / "nbgrader_config.py",
                   "c = get_config()  # noqa: F821\n"
@@ -120,11 +126,15 @@ def _release(root: Path, assignment: str, students: list[str]) -> int:
     from nbgrader.api import Gradebook
 
     from ..course.course_dir import course_directory, load_course_config
+    from ..course.roster import enrol
     from ..course.scratch_course import release_assignment
 
     coursedir = course_directory(load_course_config(root))
     with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
         known = {s.id for s in gradebook.students}
+    # the demo's roster, as `tvm-course roster` enrols a real class: ids and names
+    enrol(coursedir, [{"id": name, **dict(zip(("first_name", "last_name"), DEMO_NAMES.get(name, (name.capitalize(), "(demo)"))))}
+                      for name in students])
     exchange_copy = Path(os.environ.get("TVM_COURSE_HUB_EXCHANGE", "")) / COURSE_ID / "outbound" / assignment
     if set(students) <= known and exchange_copy.is_dir():
         return 0

@@ -64,3 +64,24 @@ def test_the_environment_is_rebuilt_for_new_pins_and_reinstalled_for_a_changed_p
     assert dependencies_digest(tmp_path) == deps and package_digest(tmp_path) != package
     (tmp_path / "pyproject.toml").write_text("[project]\nname='y'\n")
     assert dependencies_digest(tmp_path) != deps
+
+
+def test_every_users_jupyterlab_has_the_news_off(tmp_path, monkeypatch):
+    """Jupyter's news pop-up (issue 36, item 6): each user's server config turns off the news feed
+    and the update check, and their page config the plugin that asks; JupyterLab reads them so."""
+    from jupyterlab.labapp import LabApp
+    from traitlets.config import Config
+
+    from autograder.hub import classroom
+    from autograder.hub.accounts import Account
+
+    monkeypatch.setattr(Account, "home", property(lambda self: tmp_path / self.name))
+    monkeypatch.setattr(Account, "uid", property(lambda self: os.getuid()))
+    monkeypatch.setattr(Account, "gid", property(lambda self: os.getgid()))
+    (tmp_path / "ada").mkdir()
+    classroom.user_settings(Account("ada", "student", "pw"))
+    server = json.loads((tmp_path / "ada" / ".jupyter" / "jupyter_server_config.json").read_text())
+    page = json.loads((tmp_path / "ada" / ".jupyter" / "labconfig" / "page_config.json").read_text())
+    assert page["disabledExtensions"]["@jupyterlab/apputils-extension:announcements"] is True
+    app = LabApp(config=Config(server))
+    assert app.news_url is None and app.check_for_updates_class.__name__ == "NeverCheckForUpdate"
