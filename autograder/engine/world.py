@@ -127,9 +127,12 @@ def supported() -> Support:
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     code = ("import sys; sys.path.insert(0, sys.argv[1]); "
             "from autograder.engine.world import _probe; _probe()")
+    # Its scratch folder in the system's: a child's TMPDIR is its own directory, which under a
+    # root grader belongs to the child's uid, where root in a user namespace may not mount.
+    env = {k: v for k, v in os.environ.items() if k not in ("TMPDIR", "TEMP", "TMP")}
     try:
         probe = subprocess.run([sys.executable, "-I", "-S", "-c", code, package_root], capture_output=True,
-                               text=True, timeout=30, stdin=subprocess.DEVNULL)
+                               text=True, timeout=30, stdin=subprocess.DEVNULL, env=env)
     except (OSError, subprocess.TimeoutExpired) as error:
         return Support(False, f"the namespace probe did not run: {error}")
     answer = probe.stdout.strip().splitlines()
