@@ -305,7 +305,7 @@ def _enter_as(libc, view: View, identity: Identity) -> list[str]:
     except BaseException as error:  # noqa: BLE001 - the waiter mirrors this exit
         print(f"tvm-course: could not enter the grading's own namespaces: {error}", file=sys.stderr, flush=True)
         os._exit(71)
-    return [f"a uid of its own ({identity.uid}, which no other process has); own pid, ipc, network and mount "
+    return ["a uid of its own (which no other process has); own pid, ipc, network and mount "
             "namespaces (process 1 of its own; only the interpreter, its packages and its own directory exist)"]
 
 
