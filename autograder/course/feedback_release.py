@@ -17,11 +17,13 @@ the error with these lines), naming each student and the command to run, unless
 `--CourseReleaseFeedback.partial=True`, which releases the students whose feedback is finished
 and lists the rest. A student dropped from the class (`nbgrader db student remove`) is never
 released to. What was released is said, student by student, and in a last line with the count;
-releasing nothing is a failure, never a success.
+releasing nothing is a failure, never a success. The released pages are made readable by the
+students they are for (`readable`).
 """
 from __future__ import annotations
 
 import glob
+import os
 from pathlib import Path
 
 from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
@@ -72,11 +74,25 @@ class CourseReleaseFeedback(ExchangeReleaseFeedback):
                       f"(nbgrader collect {assignment}, or tvm-course collect; then tvm-course grade {assignment}). Nothing released.")
         everyone = {Path(p).parent.parent.name for p in glob.glob(self.coursedir.format_path(self.coursedir.feedback_directory, "*", assignment))}
         exclude = set(filter(None, (self.coursedir.student_id_exclude or "").split(",")))
+        before = set(os.listdir(self.dest_path))
         with temp_attrs(self.coursedir, student_id_exclude=",".join(sorted(exclude | (everyone - set(ready))))):
             super().copy_files()
+        readable(self.dest_path, before)
         for student, why in sorted(waiting.items()):
             self.log.warning("Not released to %s: %s", student, why)
         self.log.info("Released feedback on %s to %d student(s): %s", assignment, len(ready), ", ".join(sorted(ready)))
+
+
+def readable(folder: str, before: set[str]) -> None:
+    """nbgrader copies each feedback page with its mode, and the course writes feedback owner-only
+    (c.GenerateFeedback.permissions = 600), so students (other users, on a hub) could not read what
+    was released to them: their Fetch Feedback found nothing. The released pages are made readable
+    (644), in the feedback folder nobody may list (711), under names only the submitter can compute
+    (a hash of their submission's secret), as nbgrader intends."""
+    for name in (set(os.listdir(folder)) - before) | {n for n in before if n.endswith(".html")}:
+        path = os.path.join(folder, name)
+        if name.endswith(".html") and os.path.isfile(path) and not os.path.islink(path):
+            os.chmod(path, 0o644)
 
 
 def feedback_readiness(coursedir, assignment: str, only: str | None = None) -> tuple[list[str], dict[str, str]]:

@@ -15,7 +15,8 @@ import os
 import pwd
 
 from nbgrader.exchange.default.collect import ExchangeCollect, groupby
-from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
+
+from ..course.feedback_release import CourseReleaseFeedback
 
 
 def foreign_owner(folder: str, student: str) -> str | None:
@@ -57,18 +58,8 @@ class OwnerCheckedCollect(ExchangeCollect):
         self.src_records = chosen
 
 
-class ReadableReleaseFeedback(ExchangeReleaseFeedback):
-    """nbgrader's release_feedback copies each feedback page with its mode, and the course writes
-    feedback owner-only (c.GenerateFeedback.permissions = 600 in course/nbgrader_config.py), so
-    students could not read what was released to them: their Fetch Feedback found nothing. The
-    released copies are made readable (644), in the feedback folder nobody may list (711), under
-    names only the submitter can compute (a hash of their submission's secret), as nbgrader
-    intends. Set in the hub's nbgrader config: c.ExchangeFactory.release_feedback."""
-
-    def copy_files(self):
-        before = set(os.listdir(self.dest_path))
-        super().copy_files()
-        for name in set(os.listdir(self.dest_path)) - before | {n for n in before if n.endswith(".html")}:
-            path = os.path.join(self.dest_path, name)
-            if name.endswith(".html") and os.path.isfile(path) and not os.path.islink(path):
-                os.chmod(path, 0o644)
+class ReadableReleaseFeedback(CourseReleaseFeedback):
+    """The course's release_feedback (autograder/course/feedback_release.py): only finished
+    feedback, and the released pages readable by the students they are for (the course writes
+    feedback owner-only). Set in the hub's nbgrader config (c.ExchangeFactory.release_feedback);
+    the course's nbgrader_config.py sets CourseReleaseFeedback itself, which wins in the course root."""

@@ -101,6 +101,8 @@ def test_feedback_is_released_only_when_finished(tmp_path):
     assert f"Released feedback on tiling to 1 student(s): {STUDENT}" in partial.stderr
     assert "Not released to ada: not graded yet" in partial.stderr
     assert len(released(exchange)) == 1
+    page = exchange / "tvm-course" / "feedback" / released(exchange)[0]
+    assert page.stat().st_mode & 0o777 == 0o644  # the course writes it owner-only; its student (another user on a hub) reads it
     nbgrader(["fetch_feedback", ASSIGNMENT], home, home, exchange, cache)
     assert list((home / ASSIGNMENT / "feedback").glob("*/tiling.html"))
 
