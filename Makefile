@@ -31,8 +31,10 @@ test: $(STAMP)
 hub-check: $(STAMP)
 	$(BIN)/python -m pytest tests/hub
 
+# Kernels over Unix sockets (ipc): over TCP, ipykernel warns at every start that the connection is
+# not encrypted, which nobody here can act on (the kernel and JupyterLab share one machine and user).
 lab: $(STAMP)
-	$(BIN)/jupyter lab lessons/
+	$(BIN)/jupyter lab --KernelManager.transport=ipc lessons/
 
 # The course website: executes the lessons (cached), then serves it on 127.0.0.1.
 site: $(STAMP)
@@ -60,15 +62,17 @@ student-quizzes: $(STAMP)
 # hidden tests, answer keys and the course secret before it is written. WHEEL_URL: where you will
 # host the wheel (every notebook then opens with a cell that installs it: Colab); REPO_URL: the
 # course's GitHub repository (the site's Colab / Binder links); COURSE: your nbgrader course root
-# (with its roster and secret, the assignments carry variants.json).
+# (with its roster and secret, the assignments carry variants.json); NO_SITE=1: leave the website
+# out (--no-site: building it executes the lessons, minutes without the cache).
 STUDENT_EDITION ?= build/student-edition
 COURSE ?= course
 student-edition: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m autograder.course.student_edition -o "$(STUDENT_EDITION)" \
-		--course "$(COURSE)" $(if $(WHEEL_URL),--wheel-url "$(WHEEL_URL)") $(if $(REPO_URL),--repo-url "$(REPO_URL)")
+		--course "$(COURSE)" $(if $(WHEEL_URL),--wheel-url "$(WHEEL_URL)") $(if $(REPO_URL),--repo-url "$(REPO_URL)") \
+		$(if $(NO_SITE),--no-site)
 
 # The edition in students' hands: a fresh venv with only its wheel (pip fetches the dependencies,
-# about a minute) imports the package, runs a lesson, grades a schedule and self-checks a fetched
+# a few minutes) imports the package, runs a lesson, grades a schedule and self-checks a fetched
 # assignment (tests/test_student_edition.py, TVM_COURSE_FRESH_VENV=1); minutes, so not in `make test`.
 student-edition-check: student-edition
 	PATH="$(CURDIR)/$(BIN):$$PATH" TVM_COURSE_FRESH_VENV=1 TVM_COURSE_EDITION="$(abspath $(STUDENT_EDITION))" \

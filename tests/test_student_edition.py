@@ -76,6 +76,63 @@ def test_the_edition_has_the_wheel_lessons_quizzes_assignments_site_and_readme(e
     assert f"pip install {edition.wheel.name}" in readme and "jupyter lab" in readme and WHEEL_URL in readme
 
 
+def test_the_readmes_paths_work_from_where_each_is_used(edition):
+    """A terminal runs in the edition's folder, a lesson's notebook in lessons/."""
+    import re
+
+    readme = (edition.out / "README.md").read_text(encoding="utf-8")
+    shown = re.findall(r'quiz\.show\("([^"]+)"\)', readme)
+    taken = re.findall(r"tvm-course quiz take (\S+?)`", readme)
+    assert shown and taken
+    assert all((edition.out / "lessons" / path).resolve().is_file() for path in shown), shown
+    assert all((edition.out / path).is_file() for path in taken), taken
+    assert "`site/index.html`" in readme and (edition.out / "site" / "index.html").is_file()
+
+
+def test_the_readme_says_what_to_do_as_root_and_how_long_the_install_takes(edition):
+    readme = " ".join((edition.out / "README.md").read_text(encoding="utf-8").split())
+    assert "jupyter lab --allow-root" in readme and "as a normal user" in readme
+    assert "a few minutes" in readme and "about a minute" not in readme  # 3 min 53 s measured: student_edition.INSTALL_TIME
+
+
+def test_without_the_site_the_readme_does_not_mention_it():
+    edition = student_edition.Edition(out=Path("edition"), wheel=Path("edition") / student_edition.wheel_name())
+    with_site = student_edition.student_readme(edition, wheel_url=None, site=True)
+    without = student_edition.student_readme(edition, wheel_url=None, site=False)
+    assert "site/" in with_site and "site/" not in without
+
+
+def test_no_site_is_in_the_help_and_the_makefile(capsys):
+    with pytest.raises(SystemExit):
+        student_edition.main(["--help"])
+    assert "--no-site" in capsys.readouterr().out
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "$(if $(NO_SITE),--no-site)" in makefile
+    assert "NO_SITE=1" in (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
+
+
+def test_the_maps_refusal_points_to_what_the_edition_has(edition, tmp_path, capsys):
+    """`tvm-course map` checks the repository's course/syllabus.yaml (paths students do not have):
+    from the wheel it refuses, sending students to the README and the site's index, which must hold the map."""
+    import argparse
+
+    from autograder.commands.course_map import EXIT_USAGE, course_map
+    from autograder import syllabus
+
+    missing = tmp_path / "course" / "syllabus.yaml"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(syllabus, "DEFAULT_PATH", missing)
+        code = course_map(argparse.Namespace(syllabus=str(missing), root=None, json=False))
+    said = capsys.readouterr().err
+    assert code == EXIT_USAGE and "README.md beside the lessons" in said and "website's index" in said
+    readme = (edition.out / "README.md").read_text(encoding="utf-8")
+    assert "`lessons/`" in readme and "`quizzes/`" in readme and "`assignments/`" in readme
+    index = (edition.out / "site" / "index.html").read_text(encoding="utf-8")
+    assert "tiny.html" in index  # the (tiny) course's map, with its lessons
+    students = (ROOT / "docs" / "students.md").read_text(encoding="utf-8")
+    assert "`.venv/bin/tvm-course map` prints the whole course map" not in students
+
+
 def test_no_file_students_receive_holds_an_answer(edition):
     assert student_edition.find_leaks(edition.out, course=COURSE) == []
     for assignment in ASSIGNMENTS:
@@ -221,7 +278,7 @@ def test_the_check_finds_each_kind_of_leak(edition, tmp_path, monkeypatch):
 # A fresh virtual environment with only the wheel (TVM_COURSE_FRESH_VENV=1; minutes)
 
 fresh = pytest.mark.skipif(os.environ.get("TVM_COURSE_FRESH_VENV") != "1",
-                           reason="a fresh venv installs the wheel with all its dependencies (about a minute) and runs a "
+                           reason="a fresh venv installs the wheel with all its dependencies (a few minutes) and runs a "
                                   "lesson (minutes): `make student-edition-check` runs it (TVM_COURSE_FRESH_VENV=1)")
 
 

@@ -48,6 +48,11 @@ SOLUTION_WINDOW = 6
 MIN_KEY_TEXT = 40
 PRIVATE_NAMES = ("variant-secret", "gradebook.db")
 PRIVATE_PARTS = ("course/source", "course/solutions", "solutions/", "source/")
+# The quizzes as a notebook in lessons/ reaches them (a notebook runs in its own folder).
+QUIZ_FROM_LESSONS = "../quizzes/"
+# What installing the wheel into a fresh venv takes, pip fetching every dependency from PyPI: 3 min 53 s
+# measured on a busy two-core AMD EPYC VM (load average 7-9); more on a slow link, less from pip's cache.
+INSTALL_TIME = "a few minutes"
 
 
 class EditionError(RuntimeError):
@@ -72,7 +77,7 @@ class Edition:
 def install_cell_source(wheel_url: str) -> str:
     """The cell a lesson or assignment opens with when the edition is built with a wheel URL
     (Colab, or any kernel without the course package)."""
-    return ("# Colab, or any Jupyter without the course package: install it (a minute). If Colab asks to\n"
+    return ("# Colab, or any Jupyter without the course package: install it (a few minutes). If Colab asks to\n"
             "# restart the session, do, then run on from the next cell.\n"
             f"%pip install --quiet {wheel_url}")
 
@@ -295,6 +300,10 @@ def student_readme(edition: Edition, *, wheel_url: str | None, root: Path = REPO
         "  .venv/bin/jupyter lab",
         "  ```",
         "",
+        f"  pip fetches TVM, Jupyter and nbgrader: {INSTALL_TIME}. As root (in a container, say),",
+        "  `jupyter lab` refuses to start (\"Running as root is not recommended\"): run it as a normal user,",
+        "  or start it with `.venv/bin/jupyter lab --allow-root`.",
+        "",
         "- **JupyterHub**: your instructor installs the package on the hub; nothing to do. If a",
         f"  notebook says the course package is missing, run `%pip install {wheel_url or wheel}` in it",
         "  and restart the kernel.",
@@ -316,9 +325,9 @@ def student_readme(edition: Edition, *, wheel_url: str | None, root: Path = REPO
         f"- `{wheel}`: the course package (`{install}`).",
         "- `lessons/`: the lesson notebooks, to run top to bottom; every number is measured on your",
         "  machine as it runs.",
-        "- `quizzes/`: each lesson's self-check quiz (answers as salted hashes). In a terminal:",
-        "  `.venv/bin/tvm-course quiz take quizzes/two-levels.yaml`; in a notebook:",
-        "  `from autograder import quiz; quiz.show(\"quizzes/two-levels.yaml\")`.",
+        "- `quizzes/`: each lesson's self-check quiz (answers as salted hashes). In a terminal, in this",
+        "  folder: `.venv/bin/tvm-course quiz take quizzes/two-levels.yaml`; in a lesson's notebook (which",
+        f"  runs in `lessons/`): `from autograder import quiz; quiz.show(\"{QUIZ_FROM_LESSONS}two-levels.yaml\")`.",
     ]
     if site:
         lines.append("- `site/`: the course website: open `site/index.html` (or `tvm-course site serve -d site`).")
@@ -502,7 +511,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wheel-url", default=None, metavar="URL",
                         help="where the wheel will be hosted: the notebooks then open with a cell that installs it (Colab)")
     parser.add_argument("--repo-url", default=None, metavar="URL", help="the course's public GitHub repository, for the site's Colab / Binder links")
-    parser.add_argument("--no-site", action="store_true", help="leave the website out (it executes the lessons: minutes without the cache)")
+    parser.add_argument("--no-site", action="store_true",
+                        help="leave the website (site/) out, and the README's line about it: building it executes the lessons, "
+                             "minutes without the cache (make student-edition NO_SITE=1)")
     parser.add_argument("--check", metavar="DIR", default=None, help="only check an existing edition for leaks")
     args = parser.parse_args(argv)
 

@@ -97,6 +97,15 @@ def test_the_kernel_talks_over_private_sockets_without_the_tcp_warning(tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["quiet.ipynb"]  # its sockets are not left beside it
 
 
+def test_make_lab_starts_its_kernels_over_unix_sockets_too():
+    import re
+    from pathlib import Path
+
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text(encoding="utf-8")
+    lab = re.search(r"^lab:.*\n\t(.+)$", makefile, re.M).group(1)
+    assert "jupyter lab" in lab and "--KernelManager.transport=ipc" in lab
+
+
 def test_a_failing_cell_names_the_notebook_and_error_and_is_not_cached(use_cache, tmp_path):
     path = _notebook(tmp_path / "broken.ipynb", "x = 1", "raise ValueError('the tile is too big')")
     with pytest.raises(LessonExecutionError) as raised:
