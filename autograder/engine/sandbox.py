@@ -26,8 +26,11 @@ from .world import WAITER_NAME, hand_over, max_fd
 
 _POLL_S = 0.05
 # A child that waited for a CPU this many times its limit is starved: the machine is too busy to
-# grade on, and the grading is a grader fault (pending) rather than the student's timeout.
-STARVED_AFTER = 3.0
+# grade on, and the grading is a grader fault (pending) rather than the student's timeout. A child
+# given a share s of a core reaches it before using its limit's CPU when (1 - s) / s >= this, so
+# 9 means under a tenth of a core: at load 6 on 2 cores a session still gets about 0.3 of one
+# (at 3, a quarter, an infinite loop at load 8.6 was judged starved instead of timed out).
+STARVED_AFTER = 9.0
 # The environment an untrusted child gets: what Python, numpy and TVM need, nothing else
 # (no tokens, no paths to the course's files), and the grader's own switch for namespaces.
 SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "VIRTUAL_ENV",

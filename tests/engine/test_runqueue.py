@@ -55,7 +55,7 @@ def test_a_child_slowed_by_a_busy_machine_is_not_timed_out_for_it(hogs):
 
 def test_a_child_the_machine_will_not_run_is_starved_a_grader_fault_not_a_timeout(hogs):
     hogs(8)
-    outcome = child("cpu_work", "30").wait(0.3, clock_starts_at="work")
+    outcome = child("cpu_work", "30").wait(0.3, clock_starts_at="work", starved_after=3)
     assert outcome.starved and not outcome.timed_out, outcome
     assert outcome.cpu_s < 0.3 and outcome.runqueue_wait_s >= 0.9
 
@@ -100,7 +100,7 @@ def test_a_grading_the_machine_starves_is_a_grader_fault_pending_not_a_timeout(h
 
     source = ("import time\n\ndef schedule(sch):\n    start = time.process_time()\n"
               "    while time.process_time() - start < 30:\n        pass\n")
-    hogs(8)
+    hogs(16)  # a seventeenth of a core: well under the tenth (sandbox.STARVED_AFTER) that starves
     result = grade_source("tile-fused-conv", source, dataclasses.replace(fast_config, student_timeout_s=0.5))
     assert result.status == "error" and result.grader_fault, result.messages
     assert "waiting for a CPU" in result.messages[0] and "not your code" in result.messages[0]
