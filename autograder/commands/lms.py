@@ -89,6 +89,10 @@ def export(args: argparse.Namespace) -> int:
         print(f"tvm-course export: {error}", file=sys.stderr)
         return EXIT_USAGE
     print(f"wrote {report.path}: {report.rows} row(s), {report.scored} with a score")
+    if report.unfinished:
+        print(f"warning: a grading run of {args.assignment} has not finished ({report.unfinished}): submissions it was "
+              f"grading are left empty or have their earlier grades; run `tvm-course grade {args.assignment}` to the end, "
+              "then export again", file=sys.stderr)
     for why, students in sorted(report.empty.items()):
         print(f"  left empty ({why}): {', '.join(students)}")
     if report.omitted:

@@ -56,8 +56,8 @@ class CourseReleaseFeedback(ExchangeReleaseFeedback):
             self.fail(f"A grading run of {assignment} is under way ({running.describe()}): nothing released. "
                       f"Release feedback once it has finished: nbgrader release_feedback {assignment}")
         if running is not None:
-            waiting = {**{s: f"the last grading run ({running.describe()}) was interrupted" for s in ready}, **waiting}
-            ready = []
+            self.fail(f"The last grading run of {assignment} was interrupted ({running.describe()}): feedback may be missing "
+                      f"or stale, nothing released. Run `tvm-course grade {assignment}` to the end, then release again.")
         if waiting and not (self.partial and ready):
             lines = [f"  {student}: {why}" for student, why in sorted(waiting.items())]
             self.fail("\n".join([

@@ -30,6 +30,7 @@ the assignment needs one) and stops with what to do when it is not.
 """
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import socket
@@ -42,6 +43,7 @@ from typing import TextIO
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
+from sqlalchemy.exc import OperationalError
 from traitlets.config import Config
 
 from ..engine import confine
@@ -56,7 +58,8 @@ from .submissions import (
     recorded_submissions, submission_digest,
 )
 from .retime import DISTURBED_FRACTION, disturbed, earlier_speeds, measured_peaks, retimed_notes
-from .summary import Row, collect_rows, write_csv, write_fault_log
+from . import grading_marker
+from .summary import Row, collect_rows, mark_stale, write_csv, write_fault_log
 from .tampering import ReleasedAssignment
 from .workers import Job, JobOutcome, WorkerSetup, run_jobs
 
@@ -124,6 +127,27 @@ def grade_assignment(options: GradingOptions) -> RunReport:
     previous = os.umask(0o077)
     try:
         return _grade_assignment(options, unconfined)
+    except OperationalError as error:
+        if "disk is full" in str(error) or "disk I/O error" in str(error):
+            raise CourseError(
+                f"the disk is full (the gradebook could not be written: {str(error).splitlines()[0][:200]}): this run stopped. "
+                "Nothing graded is lost: sqlite rolled the unfinished write back, the gradebook keeps every submission "
+                "merged before it, and the next run grades the rest (the CSV says stale where grading had begun). Free "
+                f"some space, then run `tvm-course grade {options.assignment}` again") from None
+        if "locked" not in str(error) and "busy" not in str(error):
+            raise
+        raise CourseError(
+            "the gradebook is locked by another program (the formgrader saving a grade, or another nbgrader or tvm-course "
+            "command): this run stopped there. Nothing is lost: every submission merged before it is in the gradebook, and "
+            "the next run grades the rest (the CSV says stale where grading had begun). Finish or close what holds it, then run "
+            f"`tvm-course grade {options.assignment}` again") from None
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise
+        raise CourseError(
+            f"the disk is full ({error.strerror}: {error.filename or 'writing'}): this run stopped. Nothing graded is lost: "
+            "the gradebook keeps every submission merged before it, a grading cut short is graded again by the next run, and "
+            f"the CSV is marked stale until then. Free some space, then run `tvm-course grade {options.assignment}` again") from None
     finally:
         os.umask(previous)
 
@@ -134,6 +158,10 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
     share_engines()  # the course's gradebook is opened for every merge and row
     course = open_course(options)
     checked = check(course, options)
+    csv_path = options.csv_path or course.root / f"{options.assignment}-grades.csv"
+    grading_marker.start(course.root, options.assignment)  # removed once the run ends with its CSV written
+    mark_stale(csv_path, f"a grading run started {grading_marker.read(course.root, options.assignment).started} and has not "
+               f"finished: grades may be missing or out of date; run `tvm-course grade {options.assignment}` again if it was stopped")
     found = find(course, options)
     decided = decide(course, options, found, checked)
     warnings = warnings + checked.warnings + found.warnings
@@ -142,6 +170,7 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
     graded = check_unchanged(course, options, decided, graded)
     rows = summarise(course, options, found, decided, graded)
     exported = export(course, options, rows, graded)
+    grading_marker.finish(course.root, options.assignment)
     return RunReport(course.root, rows, [s.student for s in decided.todo], decided.skipped, graded.failures,
                      exported.csv_path, exported.feedback_dir, time.monotonic() - started, warnings, decided.decisions,
                      exported.fault_log, graded.retried, graded.machines, graded.costs)

@@ -38,6 +38,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import grading_marker
 from .course_dir import CourseError
 from .submissions import dropped, find_submissions, graded_directory, grading_decision, recorded_submissions
 from .summary import FAILED, NOT_GRADED, PENDING, Row, collect_rows
@@ -56,6 +57,7 @@ class ExportReport:
     omitted: list[str]
     not_enrolled: list[str] = ()  # submitted without being in the gradebook: left out of an LMS file
     max_score: float = 0.0  # the assignment's points: the LMS assignment's maximum must be the same
+    unfinished: str | None = None  # a grading run of the assignment under way or interrupted (grading_marker)
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,9 @@ def export_grades(coursedir, assignment: str, fmt: str, path: Path, *, column: s
     Path(path).chmod(0o600)
     scored = sum(1 for s in students if scores[s][0] is not None and s not in omitted and s not in not_enrolled)
     max_score = max((r.max_score for r in rows.values()), default=0.0)
-    return ExportReport(Path(path), len(records), scored, empty, omitted, not_enrolled, max_score)
+    marker = grading_marker.read(Path(coursedir.root), assignment)
+    return ExportReport(Path(path), len(records), scored, empty, omitted, not_enrolled, max_score,
+                        None if marker is None else marker.describe())
 
 
 def _students(coursedir, assignment: str) -> dict[str, _Student]:

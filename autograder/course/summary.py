@@ -15,6 +15,7 @@ instructor: the notes, and ASSIGNMENT-grader-faults.log beside the CSV.
 from __future__ import annotations
 
 import csv
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -237,6 +238,29 @@ def write_csv(rows: list[Row], path: Path) -> None:
                 + [_number(row.parts.get(name)) for name in parts]
                 + [int(row.needs_manual_grade), int(row.review), row.note, row.changes]
             )
+
+
+def mark_stale(path: Path, why: str) -> None:
+    """Say in every row of an existing CSV (its this_run column) that it is stale: a grading run
+    has started, and until it ends with the CSV written again, the rows may be out of date (an
+    interrupted run, Ctrl-C or a full disk, leaves it so, saying so)."""
+    path = Path(path)
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows = list(csv.reader(handle))
+    except FileNotFoundError:
+        return
+    if not rows or "this_run" not in rows[0]:
+        return
+    column = rows[0].index("this_run")
+    for row in rows[1:]:
+        if len(row) > column:
+            row[column] = f"STALE: {why}"
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(rows)
+    temporary.chmod(0o600)
+    os.replace(temporary, path)
 
 
 def write_fault_log(rows: list[Row], failures: dict[str, str], path: Path) -> Path | None:
