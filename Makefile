@@ -67,7 +67,7 @@ student-quizzes: $(STAMP)
 STUDENT_EDITION ?= build/student-edition
 COURSE ?= course
 student-edition: $(STAMP)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m autograder.course.student_edition -o "$(STUDENT_EDITION)" \
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m autograder.edition.build -o "$(STUDENT_EDITION)" \
 		--course "$(COURSE)" $(if $(WHEEL_URL),--wheel-url "$(WHEEL_URL)") $(if $(REPO_URL),--repo-url "$(REPO_URL)") \
 		$(if $(NO_SITE),--no-site)
 

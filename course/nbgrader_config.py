@@ -28,7 +28,7 @@ What it changes from nbgrader's defaults, and why:
 - Feedback pages cannot run or restyle anything a student wrote, printed or tagged
   (autograder/nbgrader_ext/feedback_html.py).
 - `nbgrader zip_collect ASSIGNMENT` reads Canvas and Moodle "download all submissions" zips
-  (autograder/nbgrader_ext/lms_collect.py) as untrusted input, with the student id taken from
+  (autograder/lms/nbgrader_collector.py) as untrusted input, with the student id taken from
   the LMS: Canvas's file names through FileNameCollectorPlugin.named_regexp below, Moodle's
   folder per submission with the assignment's grading worksheet. `tvm-course collect
   ASSIGNMENT --from canvas|moodle ZIP` runs it and fails when nothing was collected.
@@ -54,7 +54,7 @@ from nbgrader.preprocessors import (
 from nbgrader.converters import Autograde, GenerateAssignment
 
 from autograder.course.feedback_release import CourseReleaseFeedback
-from autograder.course.lms_download import CANVAS_NAMED_REGEXP
+from autograder.lms.download import CANVAS_NAMED_REGEXP
 from autograder.nbgrader_ext.feedback import (
     FEEDBACK_TEMPLATE,
     FeedbackExporter,
@@ -63,7 +63,7 @@ from autograder.nbgrader_ext.feedback import (
     feedback_template_dirs,
 )
 from autograder.nbgrader_ext.feedback_html import SanitizeFeedback, clean_html
-from autograder.nbgrader_ext.lms_collect import LMSCollector, SafeExtractor
+from autograder.lms.nbgrader_collector import LMSCollector, SafeExtractor
 from autograder.nbgrader_ext.normalise import NormaliseSubmission, SubmissionExporter
 from autograder.nbgrader_ext.preprocessors import (
     ResilientExecute,

@@ -145,7 +145,7 @@ def wrong_paths(text: str) -> list[str]:
     wrong = []
     for code in code_texts(text):
         for path in repository_paths(code):
-            # docs/architecture.md names modules by their room: course/grading_run.py, course/lms_download
+            # docs/architecture.md names modules by their room: course/grading_run.py, lms/download
             candidates = [ROOT / path, ROOT / "autograder" / path, ROOT / "autograder" / f"{path}.py"]
             exists = any(ROOT.glob(path)) if "*" in path else any(c.exists() for c in candidates)
             if not exists and not git_ignores(path):

@@ -24,7 +24,7 @@ import nbformat
 import pytest
 import yaml
 
-from autograder.course import student_edition
+from autograder.edition import build as student_edition
 from autograder.course.samples import build_submission, load_samples
 from autograder.course.scratch_course import copy_course, release_assignment, release_leaks
 from autograder.problems.variants import TABLE_FILE, course_secret, table_key

@@ -36,8 +36,8 @@ def roster(args: argparse.Namespace) -> int:
 
 
 def collect(args: argparse.Namespace) -> int:
-    from ..course.collect import collect_download
-    from ..course.lms_download import enrol_advice
+    from ..lms.collect import collect_download
+    from ..lms.download import enrol_advice
     from ..course.course_dir import CourseError
 
     try:
@@ -78,7 +78,7 @@ def collect(args: argparse.Namespace) -> int:
 
 def export(args: argparse.Namespace) -> int:
     from ..course.course_dir import CourseError, course_directory, find_course_root, load_course_config
-    from ..course.lms_export import export_grades
+    from ..lms.export import export_grades
 
     try:
         root = find_course_root(args.course)

@@ -12,7 +12,7 @@ student:
 - moodle: any Moodle export with "Email address" and the names ("First name" and "Last name"
   or "Surname"): the gradebook's export (Grades > Export > Plain text file) or the
   participants page's download. The student id is the email address, lower-cased: what the
-  assignment's grading worksheet names for each participant (lms_download.py).
+  assignment's grading worksheet names for each participant (lms/download.py).
 - csv: nbgrader's own roster columns (id, first_name, last_name, email, lms_user_id), as
   `nbgrader db student import` reads them.
 

@@ -95,7 +95,7 @@ def ensure_environment(env: Path, log: Callable[[str], None]) -> Path:
     fresh = not (built[:1] == [deps] and (env / "bin" / "jupyterhub-singleuser").exists())
     if not fresh and built[1:2] == [package]:
         return env
-    from ..course.student_edition import build_wheel
+    from ..edition.build import build_wheel
 
     if fresh:
         if env.exists():

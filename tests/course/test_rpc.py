@@ -119,7 +119,7 @@ def test_pending_gpu_grades_wait_for_a_cuda_device_and_a_cpu_server_is_refused(t
     every export as a number, not regraded by a run that still has no GPU, and a run pointed at
     the CPU server is refused before it grades anything."""
     from autograder.course.course_dir import course_directory, load_course_config
-    from autograder.course.lms_export import export_grades
+    from autograder.lms.export import export_grades
 
     root = copy_course(COURSE, tmp_path / "course")
     release_assignment(root, "gpu-tiling", students=["ada"])

@@ -7,7 +7,7 @@ exported), a late joiner (enrolled after the release: the variants table is writ
 Moodle: a mixed-case email, and two uploads in one student's folder.
 
 Real commands in subprocesses (tvm-course, nbgrader), real zip files built here as each LMS
-builds its download (course/lms_download.py says from where), the real sandboxed grader. One
+builds its download (lms/download.py says from where), the real sandboxed grader. One
 Canvas course is graded once, then again after one submission is edited in place (same
 timestamp, same file time) and another comes in a second download; a Moodle course goes from
 its class list and grading worksheet to a Moodle import file.

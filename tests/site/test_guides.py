@@ -118,7 +118,7 @@ def test_every_link_of_a_real_guide_works_in_the_site(guide):
 
 def test_the_real_guides_hold_nothing_a_student_must_not_receive(tmp_path):
     """The site goes to students (the student edition carries it): its own check finds nothing."""
-    from autograder.course.student_edition import find_leaks
+    from autograder.edition.build import find_leaks
     from autograder.site import pages
 
     for guide in REAL_GUIDES:

@@ -3,14 +3,14 @@
 course/nbgrader_config.py makes them nbgrader's ZipCollectApp plugins:
 
     SafeExtractor   reads each zip in downloaded/ASSIGNMENT/archive/ as untrusted input
-                    (course/lms_download.py: names, traversal, links, sizes, zip bombs,
+                    (lms/download.py: names, traversal, links, sizes, zip bombs,
                     notebooks that are not notebooks, older uploads, students off the roster)
                     and writes only the submissions it accepts to extracted/, saying why it
                     refused each of the others; nbgrader's own extractor unpacks everything
                     (an entry named ../../x is skipped silently, a 10 GB one is inflated)
     LMSCollector    nbgrader's FileNameCollectorPlugin: Canvas names through its named_regexp
                     (c.FileNameCollectorPlugin.named_regexp, the Canvas pattern), Moodle's folder
-                    per submission read by lms_download; the LMS id becomes the student id
+                    per submission read by lms/download.py; the LMS id becomes the student id
                     (Canvas: the user id, or the student who has it as lms_user_id; Moodle: the
                     grading worksheet's email for the participant number), checked like every
                     student id (problems/variants.check_student_id)
@@ -32,8 +32,8 @@ from nbgrader.utils import find_all_notebooks
 from traitlets import Bool, Enum, Unicode
 from traitlets.config import Configurable
 
-from ..course.lms_download import _shown
-from ..course.lms_download import (
+from .download import _shown
+from .download import (
     CANVAS_NAMED_REGEXP, LMS_FORMATS, DownloadError, DownloadPlan, canonical_notebook, match_entry, student_for, plan_download,
     read_entry, read_worksheet, roster_from_gradebook, safe_destination,
 )
@@ -113,7 +113,7 @@ class SafeExtractor(ExtractorPlugin):
 
 class LMSCollector(FileNameCollectorPlugin):
     """The student and notebook of each extracted file: Canvas names through nbgrader's
-    named_regexp, Moodle folders through lms_download; the LMS id mapped to a student id."""
+    named_regexp, Moodle folders through lms/download.py; the LMS id mapped to a student id."""
 
     _context_cache = None
 

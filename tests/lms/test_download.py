@@ -1,4 +1,4 @@
-"""autograder/course/lms_download.py: Canvas and Moodle downloads, read as untrusted input.
+"""lms/download.py: an LMS download (Canvas, Moodle) read without trusting its names, sizes or links.
 
 Real zip files, built here the way each LMS builds them (the names of lib/content_zipper.rb and
 of mod/assign's download_submissions), plus the hostile and broken ones an instructor may be
@@ -13,7 +13,7 @@ import zipfile
 import nbformat
 import pytest
 
-from autograder.course.lms_download import (
+from autograder.lms.download import (
     CANVAS_NAMED_REGEXP, DownloadError, Limits, Roster, match_entry, plan_download, read_entry, read_worksheet, safe_destination,
 )
 

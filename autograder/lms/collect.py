@@ -1,11 +1,11 @@
 """`tvm-course collect ASSIGNMENT --from canvas|moodle ZIP`: an LMS download into submitted/.
 
     read the zip as untrusted input and decide, entry by entry, what is collected and for whom
-    (lms_download.plan_download; nothing found is an error that says what was looked for)
+    (download.plan_download; nothing found is an error that says what was looked for)
     ─► put the zip in downloaded/ASSIGNMENT/archive/ (what was there moves to previous/)
     ─► keep a copy of each submission it replaces (downloaded/ASSIGNMENT/replaced/WHEN/)
     ─► nbgrader's own `nbgrader zip_collect ASSIGNMENT --force`, with the course's plugins
-       (nbgrader_ext/lms_collect.py), which extracts and collects the same entries
+       (lms/nbgrader_collector.py), which extracts and collects the same entries
     ─► check that submitted/STUDENT/ASSIGNMENT/ holds exactly what the plan accepted
 
 nbgrader writes no timestamp.txt: neither LMS puts a submission time in its download (Canvas
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from .course_dir import CourseError, course_directory, find_course_root, load_course_config
-from .lms_download import CANVAS_NAMED_REGEXP, DownloadError, DownloadPlan, plan_download, read_worksheet, roster_from_gradebook
+from ..course.course_dir import CourseError, course_directory, find_course_root, load_course_config
+from .download import CANVAS_NAMED_REGEXP, DownloadError, DownloadPlan, plan_download, read_worksheet, roster_from_gradebook
 
 NBGRADER_TIMEOUT_S = 600
 
@@ -109,7 +109,7 @@ def _collect(assignment: str, lms: str, archive: Path, course, worksheet: Path |
                           + f"\nits log:\n{report.nbgrader_log[-3000:]}")
     report.unenrolled = _record_identities(coursedir, plan, sheet)
     if report.unenrolled:  # late joiners: their variants go into the tables already released
-        from .roster import refresh_variant_tables
+        from ..course.roster import refresh_variant_tables
 
         report.tables = refresh_variant_tables(coursedir)
     return report

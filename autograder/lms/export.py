@@ -27,7 +27,7 @@ The files, and what each LMS does with them (read in their source):
   assignment's grade item; leave "Status" on Ignore. Moodle reads an empty cell (or "-") as "no
   grade": it clears a grade already there, so with --omit-pending those rows are left out.
   The email is the student's email in the gradebook, or the student id when it is one (Moodle
-  students are collected under their email: lms_download.py).
+  students are collected under their email: lms/download.py).
 - csv: everything, for a spreadsheet or another tool: student, lms_user_id, email, names,
   score, max_score, status, pending, lost, note.
 """
@@ -38,10 +38,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import grading_marker
-from .course_dir import CourseError
-from .submissions import dropped, find_submissions, graded_directory, grading_decision, recorded_submissions
-from .summary import FAILED, NOT_GRADED, PENDING, Row, collect_rows
+from ..course import grading_marker
+from ..course.course_dir import CourseError
+from ..course.submissions import dropped, find_submissions, graded_directory, grading_decision, recorded_submissions
+from ..course.summary import FAILED, NOT_GRADED, PENDING, Row, collect_rows
 
 FORMATS = ("canvas", "moodle", "csv")
 CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]

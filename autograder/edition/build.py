@@ -1,6 +1,6 @@
 """The student edition: everything students receive, built into one folder, and checked.
 
-`make student-edition` (or `python -m autograder.course.student_edition -o DIR`) writes
+`make student-edition` (or `python -m autograder.edition.build -o DIR`) writes
 
     tvm_course-VERSION-py3-none-any.whl   the package (the self-check, the lessons' helpers, quizzes)
     lessons/*.ipynb                      the lessons, outputs stripped
@@ -152,7 +152,7 @@ def _course_has_class(course: Path) -> tuple[bytes | None, list[str]]:
     if (course / "gradebook.db").is_file():
         from nbgrader.api import Gradebook
 
-        from .course_dir import course_directory, load_course_config
+        from ..course.course_dir import course_directory, load_course_config
 
         coursedir = course_directory(load_course_config(course))
         with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
@@ -164,7 +164,7 @@ def release_assignments(course: Path, assignments: list[str], out: Path, log: Ca
     """Each assignment's release into out/ASSIGNMENT/: the instructor's own release when the
     course has one, else nbgrader generate_assignment in a scratch copy of the course."""
     from ..problems.variants import SECRET_FILE, TABLE_FILE
-    from .scratch_course import copy_course, release_assignment, release_leaks
+    from ..course.scratch_course import copy_course, release_assignment, release_leaks
 
     origins, variants = {}, {}
     secret, students = _course_has_class(course)
@@ -452,7 +452,7 @@ def find_leaks(edition: str | Path, *, course: str | Path = REPO_ROOT / "course"
     text, the course secret, or a file from course/source/, course/solutions/ or the gradebook."""
     from ..nbgrader_ext.plan import METADATA_KEY
     from ..problems.variants import VariantError, course_secret
-    from .scratch_course import LEAK_MARKERS
+    from ..course.scratch_course import LEAK_MARKERS
 
     edition, course = Path(edition), Path(course)
     if quizzes is None:  # the instructor copies beside the course root (the repository's quizzes/)
@@ -505,7 +505,7 @@ def _notebook_leaks(text: str, metadata_key: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.course.student_edition", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m autograder.edition.build", description=__doc__.split("\n\n")[0])
     parser.add_argument("-o", "--output", default=str(DEFAULT_OUT), metavar="DIR", help="where to write it (default build/student-edition/)")
     parser.add_argument("--course", default=None, metavar="DIR", help="the nbgrader course root (default course/)")
     parser.add_argument("--wheel-url", default=None, metavar="URL",

@@ -1,0 +1,1 @@
+"""The student edition: what students receive, in one folder, every file checked for what must not leak."""
