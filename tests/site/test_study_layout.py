@@ -49,7 +49,8 @@ def test_the_sidebar_holds_the_course_map_and_the_right_column_the_page_contents
     course_map = page.get_by_role("navigation", name="Course map")
     assert course_map.count() == 1  # the menu's copy is not shown (nor read) at this width
     assert texts(course_map.get_by_role("link")) == [
-        "Course map", "Unit 1: Tiny unit", "1. A tiny lesson", "Unit 2: Second unit", "2. Next steps"]
+        "Course map", "Unit 1: Tiny unit", "1. A tiny lesson", "Unit 2: Second unit", "2. Next steps",
+        "For students", "How grading works"]  # then the guides (docs/: site_test_course.py)
     assert course_map.locator("[aria-current=page]").inner_text() == "2. Next steps"
     toc = page.get_by_role("navigation", name="On this page")
     assert toc.count() == 1 and toc.is_visible()
