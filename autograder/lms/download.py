@@ -54,7 +54,7 @@ LMS_FORMATS = ("canvas", "moodle")
 # file_id drops the "-1", "-2", ... Canvas appends to a file uploaded again.
 CANVAS_NAMED_REGEXP = (
     r".*/(?P<sortable_name>[^/]*?)(?P<late>_(?:LATE|late))?_(?P<student_id>[0-9]{1,20})_(?P<attachment_id>[0-9]{1,20})_"
-    r"(?P<file_id>[^/]+?)(?:-[0-9]{1,4})?\.ipynb$"
+    r"(?P<file_id>[^/]+?)(?:-[0-9]{1,9})?\.ipynb$"
 )
 CANVAS_ANONYMOUS = re.compile(r"^(?:(?:LATE|late)_)?anon_[A-Za-z0-9]+_[0-9]+_")
 CANVAS_SHAPE = "lastfirst_[LATE_]USERID_ATTACHMENTID_NAME.ipynb"
@@ -301,17 +301,18 @@ def _newness(lms: str, info: zipfile.ZipInfo, name: str, uploaded: str, canvas_r
         found = re.match(canvas_regexp, "/" + name)
         if found and found.groupdict().get("attachment_id"):
             attachment = int(found.group("attachment_id"))
-    copy = re.search(r"(?:\s*\((\d{1,4})\)|[-_ ](\d{1,4}))\s*(?:\.ipynb)?$", uploaded, re.IGNORECASE)
+    copy = re.search(r"(?:\s*\((\d{1,9})\)|[-_ ](\d{1,9}))\s*(?:\.ipynb)?$", uploaded, re.IGNORECASE)
     number = int(copy.group(1) or copy.group(2)) if copy else 0
     return (attachment, tuple(info.date_time), number, name)
 
 
 def canonical_notebook(name: str) -> str:
-    """A notebook's name as a student's upload may have it renamed: Canvas's and Moodle's "-1",
+    """A notebook's name as a student's upload may have it renamed: Canvas's and Moodle's "-1"
+    (numbered on past 9999 by a student who uploads that often: up to nine digits),
     a browser's " (1)", any case, spaces for dashes: "Tiling (1).ipynb", "tiling-2.ipynb" and
     "TILING.ipynb" are all tiling.ipynb."""
     stem = re.sub(r"\.ipynb$", "", name.strip(), flags=re.IGNORECASE)
-    stem = re.sub(r"(?:\s*\(\d{1,4}\)|-\d{1,4})+$", "", stem.strip())
+    stem = re.sub(r"(?:\s*\(\d{1,9}\)|-\d{1,9})+$", "", stem.strip())
     return re.sub(r"[\s_-]+", "-", stem.strip().lower())
 
 

@@ -305,3 +305,15 @@ def test_an_entry_is_never_written_outside_where_it_is_extracted(tmp_path):
     assert safe_destination(tmp_path, "a/b.ipynb") == (tmp_path / "a" / "b.ipynb").resolve()
     with pytest.raises(DownloadError, match="outside"):
         safe_destination(tmp_path, "../x.ipynb")
+
+
+def test_an_upload_numbered_past_9999_is_still_the_notebook_and_the_newest_is_taken(tmp_path):
+    """A student who uploads very often gets Canvas's tiling-10000: still the tiling notebook,
+    and the newest upload (the largest attachment id) is the one collected."""
+    result = plan(make_zip(tmp_path / "canvas.zip", {
+        "babbagecharles_1002_9998_tiling-9999.ipynb": NOTEBOOK,
+        "babbagecharles_1002_9999_tiling-10000.ipynb": NOTEBOOK + " ",
+    }))
+    (accepted,) = result.accepted
+    assert accepted.entry == "babbagecharles_1002_9999_tiling-10000.ipynb" and accepted.notebook == "tiling.ipynb"
+    assert "an older upload of tiling.ipynb" in refused(result)["babbagecharles_1002_9998_tiling-9999.ipynb"]
