@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import pytest
 
@@ -42,12 +43,23 @@ def test_bytes_that_are_not_utf8_become_replacement_characters():
     assert decode_json(data)["cells"][0]["source"] == "print('h\ufffdllo, ✓')"
 
 
+def dumps_deep(value) -> str:
+    """json.dumps of a value nested near the recursion limit, whatever this test runs under (a
+    pytest-xdist worker starts tests deeper in the stack than a plain run)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 5000))
+    try:
+        return json.dumps(value)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 def test_deep_nesting_is_cut_at_the_bound_and_the_rest_is_kept():
     deep = {"a": 1}
     for _ in range(950):
         deep = {"a": deep}
     notebook = dict(NOTEBOOK, metadata={"deep": deep})
-    decoded = decode_json(json.dumps(notebook).encode())
+    decoded = decode_json(dumps_deep(notebook).encode())
     assert decoded["cells"] == NOTEBOOK["cells"]
     level, depth = decoded["metadata"], 2
     while isinstance(level, dict):
