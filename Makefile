@@ -23,8 +23,15 @@ demo: $(STAMP)
 # Everything but the class on a real JupyterHub (tests/hub: `make hub-check`, which CI runs too):
 # the hub's single-user environment takes 3-4 minutes to build on a fresh machine, and its
 # tests 2-3 more, which would put `make test` past 20 minutes on 2 cores.
+# TEST_WORKERS=N runs N test files at a time (pytest-xdist, a file's tests together, so that its
+# course fixtures are built once). One process keeps 2 cores about 0.8 busy (waiting on kernels,
+# nbgrader and browsers): 24.5 minutes on a quiet Zen 5, where TEST_WORKERS=2 took 20.5. One is
+# the default: with 3 (and the hub's tests beside) the tests that load the machine on purpose
+# (tests/engine/test_runqueue.py's hogs, a never-ending OpenCL kernel) met more load than they
+# were written for.
+TEST_WORKERS ?= 1
 test: $(STAMP)
-	$(BIN)/python -m pytest --ignore=tests/hub
+	$(BIN)/python -m pytest --ignore=tests/hub $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
 
 # The class on a real JupyterHub in Chromium: two students and the instructor (tests/hub/; root,
 # npm and Chromium, or it skips saying why). Minutes; .ci/run runs it after `make test`.
