@@ -18,6 +18,7 @@ import glob
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -81,7 +82,26 @@ def submission_digest(directory: Path) -> dict[str, str]:
     """sha256 of each submitted notebook and of timestamp.txt: the content that is graded."""
     directory = Path(directory)
     names = sorted(p.name for p in directory.glob("*.ipynb")) + ([TIMESTAMP_FILE] if (directory / TIMESTAMP_FILE).is_file() else [])
-    return {name: hashlib.sha256((directory / name).read_bytes()).hexdigest() for name in names}
+    return {name: content_digest(directory / name) for name in names}
+
+
+def content_digest(path: Path) -> str:
+    """sha256 of a regular file's bytes; of anything else (a symbolic link, a directory, a pipe,
+    a file that cannot be read), of what it is: the run refuses to grade such a "notebook" and
+    says why (nbgrader_ext/notebook_file.py), so it must never fail, block or follow a link here."""
+    try:
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            return hashlib.sha256(b"symbolic link to " + os.fsencode(os.readlink(path))).hexdigest()
+        if not stat.S_ISREG(info.st_mode):
+            return hashlib.sha256(f"not a regular file ({stat.S_IFMT(info.st_mode):o})".encode()).hexdigest()
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    except OSError as error:
+        return hashlib.sha256(f"cannot be read ({error.strerror or error.__class__.__name__})".encode()).hexdigest()
 
 
 def record_graded(graded: Path, digest: dict[str, str]) -> None:
@@ -215,7 +235,7 @@ def _changes(was: dict[str, str], now: dict[str, str]) -> str:
 def fingerprint(directory: Path) -> dict[str, str]:
     """sha256 of every file under `directory`, by relative path (to show nothing changed them)."""
     return {
-        str(path.relative_to(directory)): hashlib.sha256(path.read_bytes()).hexdigest()
+        str(path.relative_to(directory)): content_digest(path)
         for path in sorted(Path(directory).rglob("*"))
-        if path.is_file()
+        if path.is_file() or path.is_symlink()
     }

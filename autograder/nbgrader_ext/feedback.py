@@ -8,9 +8,13 @@ reads as a real 3. course/nbgrader_config.py puts these in instead:
 
     GetGradesWithPending   nbgrader's GetGrades, which also marks each unscored grade cell
                            `pending` and sums their points (resources: pending_points), and
-                           says why a notebook refused as not a notebook scored 0 (not_graded)
+                           says why a notebook refused as not a notebook scored 0 (not_graded),
+                           and gives the page for it (refusal: why, each part's 0, what to do)
     templates/feedback/    nbgrader's feedback page, except that pending cells read
-                           "pending / 4" and the total says how many points are pending
+                           "pending / 4" and the total says how many points are pending, and a
+                           refused notebook's page is that refusal, in place of the released
+                           notebook unanswered (which is what was scored, and reads as if the
+                           student's answers had been blank)
     FeedbackExporter       nbgrader's HTML exporter, except that its compiled templates are
                            kept for the life of the process: nbgrader makes a new exporter for
                            every submission, and compiling the page's templates again each time
@@ -30,7 +34,7 @@ from nbgrader.api import MissingEntry
 from nbgrader.plugins.export import CsvExportPlugin
 from nbgrader.preprocessors import GetGrades
 
-from .normalise import refusal_text, submission_record
+from .normalise import refusal_page, refusal_text, submission_record
 
 # Named as nbgrader's own feedback template, which it shadows: NbGraderAPI.generate_feedback
 # (what `tvm-course grade` and the formgrader call) insists on template_name = "feedback".
@@ -87,8 +91,13 @@ class GetGradesWithPending(GetGrades):
         self._pending_points = 0.0
         nb, resources = super().preprocess(nb, resources)
         resources["nbgrader"]["pending_points"] = self._pending_points
-        refused = submission_record(nb.metadata).get("refused")  # the page says why it scored 0
-        resources["nbgrader"]["not_graded"] = None if refused is None else f"{resources['nbgrader']['notebook']}.ipynb {refusal_text(refused)}"
+        refused = submission_record(nb.metadata).get("refused")  # the page says why it scored 0, and what to do
+        notebook = resources["nbgrader"]["notebook"]
+        resources["nbgrader"]["not_graded"] = None if refused is None else f"{notebook}.ipynb {refusal_text(refused)}"
+        resources["nbgrader"]["refusal"] = None if refused is None else refusal_page(notebook, refused, [
+            (str(cell.metadata.nbgrader["grade_id"]), float(cell.metadata.nbgrader.get("score") or 0),
+             float(cell.metadata.nbgrader.get("points") or 0))
+            for cell in nb.cells if cell.get("metadata", {}).get("nbgrader", {}).get("grade")])
         record = submission_record(nb.metadata)  # answer cells found without their nbgrader metadata, or not found
         resources["nbgrader"]["recovered"] = [
             *(f"Your answer cell '{grade_id}' was graded: {how}. Fetch the assignment again, or keep the cells' metadata, "

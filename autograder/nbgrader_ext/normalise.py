@@ -316,6 +316,26 @@ def refusal_text(cause: str) -> str:
     return f"not graded, 0 points: {cause}"
 
 
+def refusal_page(notebook: str, cause: str, parts: list[tuple[str, float, float]]) -> dict[str, str]:
+    """The student's feedback page for a refused file, in their terms: why nothing in it was
+    graded, the score of each part (0, unless an instructor has since given points by hand), and
+    what to do. `notebook`: its name without .ipynb; `cause`: the grader's own words
+    (notebook_file.py), never the file's content; `parts`: each grade cell's name, score and
+    points. Plain text: the feedback template escapes every line."""
+    scores = ", ".join(f"{name} {score:g} / {points:g}" for name, score, points in parts)
+    zero = not any(score for _, score, _ in parts)
+    return {
+        "title": f"Your {notebook}.ipynb was not graded" + (": 0 points" if zero else ""),
+        "why": f"Why: the grader could not read the file you handed in as a Jupyter notebook ({cause}), so none of "
+               "your answers was looked at.",
+        "score": (f"Score: 0 for every part ({scores})." if zero else f"Score, given by hand since: {scores}.") if scores else "Score: 0.",
+        "what": f"What to do: open {notebook}.ipynb in Jupyter, check that your answers are in it, save it there "
+                "(File > Save), and hand in that file as Jupyter saved it, under the same name: not a copy that "
+                "another program exported, converted, renamed, zipped or edited. Resubmit before the deadline and "
+                "the next grading replaces this page with your feedback; after it, ask your instructor.",
+    }
+
+
 def _graded_cells(stored) -> dict[str, dict]:
     """grade_id -> what the gradebook holds of each cell nbgrader grades: its type, text and marks."""
     points = {cell.name: float(cell.max_score) for cell in stored.grade_cells}
