@@ -3,7 +3,8 @@ each a function below that takes and returns plain data:
 
     open_course      the course's root, nbgrader's config, its course directory
     check            before anyone is graded: the assignment and its settings, this machine (the
-                     preflight); what other users of the machine could read
+                     preflight); what other users of the machine could read; a source edited
+                     after release (source_edits.py: a warning, and the run grades on)
     find             the assignment's submissions (with --collect, the exchange's newer ones first)
     decide           which to grade, and why (submissions.grading_decision; all of them with force)
     announce         what the run will do
@@ -58,7 +59,7 @@ from .submissions import (
     recorded_submissions, submission_digest,
 )
 from .retime import DISTURBED_FRACTION, disturbed, earlier_speeds, measured_peaks, retimed_notes
-from . import grading_marker
+from . import grading_marker, source_edits
 from .summary import Row, collect_rows, mark_stale, write_csv, write_fault_log
 from .tampering import ReleasedAssignment
 from .workers import Job, JobOutcome, WorkerSetup, run_jobs
@@ -242,6 +243,7 @@ def check(course: Course, options: GradingOptions) -> Checked:
     main_url = course.coursedir.db_url
     checked = _check_assignment(course.coursedir, options.assignment, main_url,
                                 dict(course.config.TrustedGrader.get("settings", {})))
+    checked.warnings += source_edited(course, options.assignment)
     try:  # this machine grades its own known-good schedule, confined
         preflight(TrustedGrader(config=course.config).grader_config())
     except (GraderUnusable, ValueError) as error:
@@ -250,6 +252,18 @@ def check(course: Course, options: GradingOptions) -> Checked:
     checked.warnings += readable_by_others(course.root, course.coursedir, sqlite_path(main_url))
     checked.warnings += ReleasedAssignment.load(course.coursedir, options.assignment).warnings  # without a release, no tampering is flagged
     return checked
+
+
+def source_edited(course: Course, assignment: str) -> list[str]:
+    """A warning where the assignment's source was edited after it was generated and released
+    (source_edits.py): what changed and what to run. The run grades on, against the gradebook's
+    cells as they are, as it always does: no grade is lost or changed by it."""
+    try:
+        said = source_edits.warning(source_edits.compare(course.coursedir, course.config, assignment), course.root)
+    except Exception as error:  # noqa: BLE001 - a comparison that fails must not cost the class its grading
+        said = (f"the source of {assignment} could not be compared with its release and gradebook "
+                f"({error.__class__.__name__}: {str(error)[:200]}): an edit after release would go unsaid")
+    return [said] if said else []
 
 
 def find(course: Course, options: GradingOptions) -> Found:
