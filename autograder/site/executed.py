@@ -42,6 +42,11 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; each process runs a lesson itself
+    fcntl = None
+
 KERNEL_NAME = "python3"
 # A lesson runs in 1-5 minutes in all; one cell that runs this long is stuck.
 CELL_TIMEOUT_S = 900
@@ -139,23 +144,53 @@ def executed_notebook(path: str | Path, *, refresh: bool = False, kernel_name: s
         raise FileNotFoundError(f"no notebook at {path}")
     target = cached_path(path, kernel_name)
     key = str(target)
-    if not refresh:
-        if key in _memory:
-            return copy.deepcopy(_memory[key])
-        if target.is_file():
-            try:
-                notebook = nbformat.read(target, as_version=4)
-            except Exception:  # a damaged cache entry is re-executed, not trusted
-                notebook = None
-            if notebook is not None:
-                _memory[key] = notebook
+    if not refresh and key in _memory:
+        return copy.deepcopy(_memory[key])
+    # One process runs a lesson while the others that want it wait, then read what it cached:
+    # two test workers, or a site build beside the tests, would each spend the minute again.
+    with _running(target):
+        notebook = None if refresh else _read_cached(target)
+        if notebook is None:
+            notebook = execute(path, kernel_name=kernel_name, cell_timeout_s=cell_timeout_s)
+            if cached_path(path, kernel_name) != target:
+                # a source changed while the notebook ran; the outputs may mix both, so keep them uncached
                 return copy.deepcopy(notebook)
-    notebook = execute(path, kernel_name=kernel_name, cell_timeout_s=cell_timeout_s)
-    if cached_path(path, kernel_name) == target:
-        _store(notebook, target)
-        _memory[key] = notebook
-    # else: a source changed while the notebook ran; the outputs may mix both, so keep them uncached.
+            _store(notebook, target)
+    _memory[key] = notebook
     return copy.deepcopy(notebook)
+
+
+def _read_cached(target: Path) -> NotebookNode | None:
+    if not target.is_file():
+        return None
+    try:
+        return nbformat.read(target, as_version=4)
+    except Exception:  # a damaged cache entry is re-executed, not trusted
+        return None
+
+
+@contextlib.contextmanager
+def _running(target: Path):
+    """Held while `target`'s notebook runs: an advisory lock on a file beside the cache entry.
+    Where the lock cannot be taken (a read-only cache, a file system without locks) each process
+    runs the notebook itself, as before there was a lock."""
+    if fcntl is None:
+        yield
+        return
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle = os.open(target.with_name(f".{target.name}.lock"), os.O_RDWR | os.O_CREAT, 0o666 & ~_umask())
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield
+    finally:
+        os.close(handle)  # closing drops the lock
 
 
 def execute(path: str | Path, *, kernel_name: str = KERNEL_NAME, cell_timeout_s: int = CELL_TIMEOUT_S) -> NotebookNode:

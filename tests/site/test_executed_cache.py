@@ -1,7 +1,10 @@
 """executed_notebook: a real kernel runs a notebook once; the cache serves it until its inputs change."""
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -83,6 +86,19 @@ def test_executes_once_then_serves_the_cache(use_cache, tmp_path):
 
     rerun = executed_notebook(path, refresh=True)
     assert _stdout(rerun) != _stdout(first)
+
+
+def test_two_processes_that_want_one_lesson_at_once_run_it_once(use_cache, tmp_path):
+    # two test workers, or a site build beside the tests: the second waits for the first's run
+    path = _notebook(tmp_path / "once.ipynb", "import time\nprint('run', time.time_ns())\ntime.sleep(2)")
+    program = ("import sys; from autograder.site.executed import executed_notebook\n"
+               "print(''.join(o.get('text', '') for c in executed_notebook(sys.argv[1]).cells for o in c.get('outputs', [])))")
+    both = [subprocess.Popen([sys.executable, "-c", program, str(path)], stdout=subprocess.PIPE, text=True,
+                             cwd=Path(__file__).resolve().parents[2]) for _ in range(2)]
+    said = [process.communicate(timeout=180)[0] for process in both]
+    assert [process.returncode for process in both] == [0, 0]
+    assert said[0].startswith("run ") and said[0] == said[1]  # one run, its output served to both
+    assert [p.name for p in cached_path(path).parent.glob("once-*.ipynb")] == [cached_path(path).name]
 
 
 def test_the_kernel_talks_over_private_sockets_without_the_tcp_warning(tmp_path, capfd, monkeypatch):
