@@ -189,6 +189,7 @@ def test_a_kernel_that_writes_far_out_of_bounds_crashes_only_its_runner(native_o
     assert failed.value.status == "crashed" and "SIGSEGV" in str(failed.value)
 
 
+@pytest.mark.alone
 @pytest.mark.opencl
 def test_a_kernel_that_never_ends_is_a_timeout():
     config = GraderConfig(seed=7)
@@ -311,6 +312,7 @@ def control_seconds(yardstick: opencl.KernelProgram) -> float:
         runner.close()
 
 
+@pytest.mark.alone
 @pytest.mark.opencl
 def test_time_running_out_on_a_device_slower_than_the_limit_is_the_graders_not_the_candidates():
     # The yardstick's own run is the control: a candidate cut short before it has run
@@ -336,6 +338,7 @@ def slow_to_build(statements: int) -> opencl.KernelProgram:
     return program(body + " out[get_group_id(0) * 8 + get_local_id(0)] = acc;")
 
 
+@pytest.mark.alone
 @pytest.mark.opencl
 @pytest.mark.parametrize("candidate, blamed", [("slow to build", "candidate"), ("quick to build", "device")])
 def test_time_a_candidates_build_spent_is_the_candidates_not_the_devices(candidate, blamed):

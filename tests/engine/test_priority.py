@@ -80,6 +80,7 @@ def test_the_runner_keeps_the_priority_it_was_forked_with_while_its_evaluator_st
     assert seen == {"evaluator": max(base, GraderConfig().background_nice), "runner": base}
 
 
+@pytest.mark.alone
 @pytest.mark.slow
 def test_the_students_code_runs_behind_every_timing(fast_config):
     source = "import os\n\ndef schedule(sch):\n    print('student nice', os.getpriority(os.PRIO_PROCESS, 0))\n"
@@ -94,6 +95,7 @@ def test_a_background_nice_outside_the_kernels_range_is_refused(nice):
         GraderConfig(background_nice=nice)
 
 
+@pytest.mark.alone
 @pytest.mark.slow
 def test_a_neighbour_at_normal_priority_in_another_session_moves_no_verdict(fast_config):
     """What the kernel enforces between sessions is fairness, not our nice values: a spinning

@@ -20,8 +20,9 @@ FIXTURE_DIR = str(Path(__file__).parent)
 HOG = "while True:\n    pass\n"
 CPUS = len(os.sched_getaffinity(0))
 
-pytestmark = pytest.mark.skipif(not RunQueueClock().available or 0 not in os.sched_getaffinity(0),
-                                reason="the kernel keeps no schedstat here, or CPU 0 is not ours: limits stay wall-clock")
+pytestmark = [pytest.mark.alone,
+              pytest.mark.skipif(not RunQueueClock().available or 0 not in os.sched_getaffinity(0),
+                                 reason="the kernel keeps no schedstat here, or CPU 0 is not ours: limits stay wall-clock")]
 
 
 def child(mode: str, *args: str) -> Child:
