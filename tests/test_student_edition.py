@@ -156,7 +156,10 @@ def test_the_wheel_is_the_package_alone_described_by_the_students_readme(edition
         metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
         entry_points = wheel.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
     tops = {n.split("/", 1)[0] for n in names}
-    assert tops == {"autograder", "tvm_course-0.1.0.dist-info"}, tops
+    assert tops == {"autograder", "tvm_course-0.1.0.dist-info", "tvm_course-0.1.0.data"}, tops
+    # the one data file: kernels over Unix sockets in the environment's Jupyter servers (tests/test_kernel_transport.py)
+    assert [n for n in names if n.startswith("tvm_course-0.1.0.data/")] == [
+        "tvm_course-0.1.0.data/data/etc/jupyter/jupyter_server_config.d/tvm-course.json"]
     assert "autograder/__init__.py" in names and "autograder/quiz/quiz.schema.json" in names
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     assert "tvm-course = autograder.cli:main" in entry_points

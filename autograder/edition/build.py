@@ -14,7 +14,7 @@ holds a solution, a hidden test, an answer key or the course secret (`find_leaks
 
 The repository is the instructor's edition: course/source/ (the solutions), course/solutions/,
 quizzes/ (the keys) and the course secret never go in. The wheel is built from a clean copy
-of autograder/ and pyproject.toml (never from a build folder that might hold stale modules),
+of autograder/, jupyter-config/ and pyproject.toml (never from a build folder that might hold stale modules),
 with this README as its description.
 
 Assignments: the instructor's own release (course/release/ASSIGNMENT/, what students fetch
@@ -42,6 +42,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO_ROOT / "build" / "student-edition"
 README_TITLE = "# tvm-course: the student edition"
 PACKAGE = "autograder"
+# The Jupyter settings the wheel installs into {sys.prefix}/etc/jupyter (pyproject.toml's data-files).
+JUPYTER_CONFIG = "jupyter-config"
 # A copy of this many consecutive lines of a reference solution, anywhere, is the solution.
 SOLUTION_WINDOW = 6
 # Quiz and answer-key texts shorter than this are too common to call a leak (a name, a number).
@@ -121,13 +123,14 @@ def wheel_name(root: Path = REPO_ROOT) -> str:
 
 
 def build_wheel(root: Path, out: Path, readme: str, log: Callable[[str], None]) -> Path:
-    """The package's wheel, built by pip from a clean copy of autograder/ and pyproject.toml
+    """The package's wheel, built by pip from a clean copy of autograder/, jupyter-config/ and pyproject.toml
     with `readme` as its README (the description pip and PyPI show)."""
     with tempfile.TemporaryDirectory(prefix="tvm-course-wheel-") as scratch:
         source = Path(scratch) / "tvm-course"
         source.mkdir()
         shutil.copytree(root / PACKAGE, source / PACKAGE, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints"))
         shutil.copy2(root / "pyproject.toml", source / "pyproject.toml")
+        shutil.copytree(root / JUPYTER_CONFIG, source / JUPYTER_CONFIG)  # pyproject's data-files
         (source / "README.md").write_text(readme, encoding="utf-8")
         log("building the wheel (pip wheel --no-deps)")
         done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--disable-pip-version-check",

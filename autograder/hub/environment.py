@@ -43,8 +43,8 @@ def dependencies_digest(root: Path = REPO_ROOT) -> str:
 
 
 def package_digest(root: Path = REPO_ROOT) -> str:
-    """The package's own files: a change reinstalls only the wheel."""
-    return _digest(sorted((root / "autograder").rglob("*")), root=root)
+    """The package's own files and the Jupyter settings the wheel installs: a change reinstalls only the wheel."""
+    return _digest(sorted((root / "autograder").rglob("*")) + sorted((root / "jupyter-config").rglob("*")), root=root)
 
 
 def _run(command: list[str], what: str, **kwargs) -> str:
