@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..engine.processes import alive
+
 FORMAT = "tvm-course-grading-run/1"
 
 
@@ -64,14 +66,4 @@ def read(root: Path, assignment: str) -> Marker | None:
         return None
     except (OSError, ValueError, KeyError, TypeError):
         return Marker(0, "?", "at an unknown time (unreadable marker)", False)
-    return Marker(pid, host, started, _alive(pid) if host == socket.gethostname() else True)  # another machine's: assume so
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return Marker(pid, host, started, alive(pid) if host == socket.gethostname() else True)  # another machine's: assume so

@@ -32,6 +32,7 @@ from .confine import available
 from .cpus import default_mcpu
 from .forkserver import ForkServerUnavailable, ServedChild, shared_server
 from .preflight import EXAMPLE, PROBLEM, GraderUnusable, explain
+from .processes import alive
 from .report import Check, Result
 from .runners import check_tracker_reachable
 from .sandbox import Child, ChildOutcome
@@ -141,23 +142,13 @@ def sweep_scratch() -> list[str]:
         pid = name[len(SCRATCH_PREFIX):].split("-", 1)[0]
         path = os.path.join(base, name)
         try:
-            if not pid.isdigit() or os.lstat(path).st_uid != os.getuid() or _alive(int(pid)):
+            if not pid.isdigit() or os.lstat(path).st_uid != os.getuid() or alive(int(pid)):
                 continue
         except OSError:
             continue
         shutil.rmtree(path, ignore_errors=True)
         removed.append(path)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 _told = False

@@ -53,6 +53,7 @@ import select
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 CLONE_NEWNS = 0x00020000
@@ -253,23 +254,13 @@ def enter(view: View, identity: Identity | None = None) -> list[str]:
         _write("/proc/self/gid_map", f"{gid} {gid} 1")
     finally:
         libc.prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0)
-    # Any failure past this point happens in a process whose parent expects a child: say what
-    # failed and exit, rather than return into the caller's code as two processes.
-    alive_r, alive_w = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid:
-        os.close(alive_r)
-        _wait_and_mirror(pid, keep=alive_w)  # never returns
-    os.close(alive_w)
-    try:
+
+    def build(alive_r: int) -> None:
         _die_with_waiter(libc, alive_r)
         _build_root(libc, view)
         libc.sethostname(HOST_NAME.encode(), len(HOST_NAME))
-    except BaseException as error:  # noqa: BLE001 - the waiter mirrors this exit
-        print(f"tvm-course: could not enter the grading's own namespaces: {error}", file=sys.stderr, flush=True)
-        os._exit(71)
+
+    _fork_into_world(build)
     return [f"own user, pid, ipc, network and mount namespaces (process 1 of its own; only the "
             f"interpreter, its packages and its own directory exist); the grader's uid {uid}, mapped to itself"]
 
@@ -284,15 +275,8 @@ def _enter_as(libc, view: View, identity: Identity) -> list[str]:
     for name, value in NAMESPACES.items():
         flags |= 0 if name == "user" else value
     _check(libc.unshare(flags), "unshare the pid, ipc, network, uts and mount namespaces")
-    alive_r, alive_w = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid:
-        os.close(alive_r)
-        _wait_and_mirror(pid, keep=alive_w)  # never returns
-    os.close(alive_w)
-    try:
+
+    def build(alive_r: int) -> None:
         _check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "tie the child's life to its waiter")
         mask = os.umask(0o022)  # the new root's folders must be enterable by the child's own uid
         try:
@@ -302,11 +286,34 @@ def _enter_as(libc, view: View, identity: Identity) -> list[str]:
         libc.sethostname(HOST_NAME.encode(), len(HOST_NAME))
         _become(libc, identity)
         _die_with_waiter(libc, alive_r)  # again: a change of uid clears the parent-death signal
+
+    _fork_into_world(build)
+    return ["a uid of its own (which no other process has); own pid, ipc, network and mount "
+            "namespaces (process 1 of its own; only the interpreter, its packages and its own directory exist)"]
+
+
+def _fork_into_world(build: Callable[[int], None]) -> None:
+    """After the unshare, the one more fork that enters the pid namespace: the calling process
+    stays outside as the waiter (`_wait_and_mirror`, never returns), and this returns in the
+    new process 1 once `build(alive_r)` has built its world there (`alive_r`: the pipe's end
+    whose end of file says the waiter is gone, for `_die_with_waiter`).
+
+    Any failure of `build` happens in a process whose parent expects a child: it says what failed
+    on stderr and exits 71 (which the waiter mirrors), rather than return into the caller's code
+    as two processes."""
+    alive_r, alive_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        os.close(alive_r)
+        _wait_and_mirror(pid, keep=alive_w)  # never returns
+    os.close(alive_w)
+    try:
+        build(alive_r)
     except BaseException as error:  # noqa: BLE001 - the waiter mirrors this exit
         print(f"tvm-course: could not enter the grading's own namespaces: {error}", file=sys.stderr, flush=True)
         os._exit(71)
-    return ["a uid of its own (which no other process has); own pid, ipc, network and mount "
-            "namespaces (process 1 of its own; only the interpreter, its packages and its own directory exist)"]
 
 
 def _become(libc, identity: Identity) -> None:

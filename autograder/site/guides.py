@@ -28,7 +28,7 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup
 
-from .page_structure import HEADINGS, TocEntry, heading_text, structure
+from .page_structure import HEADINGS, TocEntry, heading_text, rename_heading, structure
 
 DOCS_FOLDER = "docs"
 GUIDES_FOLDER = "guides"
@@ -133,13 +133,7 @@ def _render(name: str, nav_title: str, path: Path) -> RenderedGuide:
     tags = soup.find_all(list(HEADINGS))
     github = anchors([heading_text(tag) for tag in tags])
     for tag, github_id in zip(tags, github):
-        old = tag.get("id")
-        tag["id"] = github_id
-        for link in tag.find_all("a", class_="anchor-link"):
-            link["href"] = f"#{github_id}"
-        if old:
-            for link in soup.find_all("a", href=f"#{old}"):
-                link["href"] = f"#{github_id}"
+        rename_heading(soup, tag, github_id)
     page = structure(str(soup))
     # structure() took the first h1 out as the page's title; the other headings keep their order.
     remaining = list(github)

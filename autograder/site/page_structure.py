@@ -85,16 +85,22 @@ def _outline(soup: BeautifulSoup, reserved: set[str]) -> list[TocEntry]:
         tag.name = f"h{level}"
         text = heading_text(tag)
         new_id = _unique(slug(text) or "section", reserved)
-        old_id = tag.get("id")
-        tag["id"] = new_id
-        for anchor in tag.find_all("a", class_="anchor-link"):
-            anchor["href"] = f"#{new_id}"
-        if old_id:
-            for link in soup.find_all("a", href=f"#{old_id}"):
-                link["href"] = f"#{new_id}"
+        rename_heading(soup, tag, new_id)
         if level in TOC_LEVELS:
             toc.append(TocEntry(level, new_id, text))
     return toc
+
+
+def rename_heading(soup: BeautifulSoup, tag: Tag, new_id: str) -> None:
+    """Give heading `tag` the id `new_id`, and move to it its own anchor link and the page's links
+    to its old id."""
+    old_id = tag.get("id")
+    tag["id"] = new_id
+    for anchor in tag.find_all("a", class_="anchor-link"):
+        anchor["href"] = f"#{new_id}"
+    if old_id:
+        for link in soup.find_all("a", href=f"#{old_id}"):
+            link["href"] = f"#{new_id}"
 
 
 def slug(text: str) -> str:
