@@ -49,7 +49,7 @@ SOLUTION_WINDOW = 6
 # Quiz and answer-key texts shorter than this are too common to call a leak (a name, a number).
 MIN_KEY_TEXT = 40
 PRIVATE_NAMES = ("variant-secret", "gradebook.db")
-PRIVATE_PARTS = ("course/source", "course/solutions", "solutions/", "source/")
+PRIVATE_PARTS = ("course/source/", "course/solutions/", "solutions/", "source/")  # folders: autograder/course/source_edits.py is the package's
 # The quizzes as a notebook in lessons/ reaches them (a notebook runs in its own folder).
 QUIZ_FROM_LESSONS = "../quizzes/"
 # What installing the wheel into a fresh venv takes, pip fetching every dependency from PyPI: 3 min 53 s
