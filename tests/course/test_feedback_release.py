@@ -54,8 +54,8 @@ def test_feedback_is_released_only_when_finished(tmp_path):
     instructor = tmp_path / "instructor"
 
     nothing = release(root, exchange)
-    assert nothing.returncode == 1 and "No feedback for tiling to release" in nothing.stderr, nothing.stderr
-    assert "Nothing released" in nothing.stderr and released(exchange) == []
+    assert nothing.returncode == 1 and "Nothing released: there is no feedback on tiling to release." in nothing.stderr, nothing.stderr
+    assert released(exchange) == []
 
     # the student fetches, answers (as the sample dev), submits; ada's comes from an LMS download
     nbgrader(["release_assignment", ASSIGNMENT], root, instructor, exchange)
@@ -73,17 +73,26 @@ def test_feedback_is_released_only_when_finished(tmp_path):
     early = release(root, exchange)
     assert early.returncode == 1, early.stdout + early.stderr
     said = early.stderr
-    assert "not finished for 2 student(s): nothing released" in said, said
+    assert "Nothing released: feedback on tiling unfinished for 2 student(s):" in said, said
     assert f"{STUDENT}: not graded yet" in said and "ada: not graded yet" in said
     assert "tvm-course grade tiling" in said and released(exchange) == []
     button = formgrader_release(root, exchange)
-    assert button["success"] is False and "nothing released" in button["log"] and "ada: not graded yet" in button["log"], button
+    assert button["success"] is False and "Nothing released" in button["log"] and "ada: not graded yet" in button["log"], button
     assert released(exchange) == []
+    # The formgrader's error dialog shows the log in a box 80 columns wide (longer lines are cut off
+    # there), then the traceback: each student's command whole on a line of its own, the traceback's
+    # last line only the headline (the hub check, tests/hub, reads the same dialog in Chromium).
+    lines = button["log"].rstrip("\n").splitlines()
+    assert lines[0] == "[CRITICAL] Nothing released: feedback on tiling unfinished for 2 student(s):", lines
+    assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    for student in ("ada", STUDENT):  # (the log's formatter indents a message's further lines by 4)
+        assert f"tvm-course grade tiling --student {student}" in [line.strip() for line in lines], lines
+    assert button["error"].rstrip().splitlines()[-1].endswith(lines[0].removeprefix("[CRITICAL] ")), button["error"]
 
     graded = command("tvm-course", "grade", ASSIGNMENT, "--course", str(root), "--student", STUDENT, *GRADE_OPTIONS)
     assert graded.returncode == 0, graded.stdout + graded.stderr
     half = release(root, exchange)
-    assert half.returncode == 1 and "not finished for 1 student(s)" in half.stderr and "ada: not graded yet" in half.stderr
+    assert half.returncode == 1 and "unfinished for 1 student(s)" in half.stderr and "ada: not graded yet" in half.stderr
     assert "--CourseReleaseFeedback.partial=True" in half.stderr and released(exchange) == []
 
     # a grading run under way (this process stands for it), then one that was interrupted (a pid no process has)

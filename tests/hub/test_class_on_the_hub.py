@@ -3,7 +3,11 @@ their own variant, run the self-check and submit (one of them twice, both at onc
 instructor collects in the Formgrader, runs `tvm-course grade tiling` in a terminal on the hub
 and releases feedback; a student fetches it and sees their grade. And what goes wrong on a hub:
 a kernel killed mid-self-check, a file larger than the exchange takes, a student reading or
-forging a classmate's exchange files, the Formgrader behind the hub's prefix.
+forging a classmate's exchange files, the Formgrader behind the hub's prefix, Release Feedback
+pressed before grading has finished (issue 36, item 1: refused in the Formgrader's dialog, which
+names each student and what to run, and nothing released). What the Formgrader and JupyterLab
+show a class (issue 36, item 6): the roster's names, feedback that names each test cell, no
+Jupyter news pop-up for a new user.
 
 The tests share one hub and run in order: each takes up the class where the last left it.
 """
@@ -128,6 +132,18 @@ def test_each_student_fetches_tiling_and_sees_their_own_variant(hub, pages):
     assert variant_for(ADA, secret) != variant_for(BEN, secret) and shown[ADA] != shown[BEN]
 
 
+def test_no_one_is_greeted_by_jupyters_news(hub, pages):
+    """JupyterLab asks every new user, in a toast on their first page, whether to fetch Jupyter's
+    news (issue 36, item 6); on the hub nobody is asked. The pages have been open since log-in,
+    long after the announcements plugin would have asked (a second or two)."""
+    for name, page in pages.items():
+        toasts = page.locator(".Toastify")
+        assert toasts.filter(has_text="Jupyter news").count() == 0, (name, toasts.all_inner_texts())
+        assert "Jupyter news" not in page.locator("body").inner_text(), name
+        disabled = json.loads(page.locator("#jupyter-config-data").text_content())["disabledExtensions"]
+        assert "@jupyterlab/apputils-extension:announcements" in disabled, (name, disabled)
+
+
 def test_the_self_check_in_the_students_kernel_gives_the_verdict(hub, pages):
     for name, sample in ((ADA, SAMPLES["ada"]), (BEN, SAMPLES["ben"])):
         page = pages[name]
@@ -239,7 +255,54 @@ def test_the_instructor_collects_in_the_formgrader_in_jupyterlab(hub, pages):
     assert not formgrader_requests, formgrader_requests  # every call the Formgrader made went through the prefix
 
 
+def released_feedback(hub) -> list[str]:
+    folder = hub.settings.exchange / COURSE_ID / "feedback"
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+def formgrader_assignments(page):
+    """The Formgrader's Manage Assignments (in JupyterLab's iframe) and its row for tiling."""
+    jp.menu(page, "Nbgrader", "Formgrader")
+    grader = page.frame_locator("iframe[src*='formgrader']")
+    grader.locator("a", has_text="Manage Assignments").first.click()
+    row = grader.locator("tr", has_text="tiling").filter(has_not_text="gpu-tiling")
+    jp.wait_text(row.locator("td.num-submissions"), "2")
+    return grader, row
+
+
+def test_release_feedback_before_grading_is_refused_in_the_formgrader_and_says_why(hub, pages):
+    """Issue 36, item 1: Release Feedback pressed with both submissions collected and none graded.
+    The Formgrader's error dialog shows the refusal: each student, why, and the command to run;
+    nothing reaches the exchange, so the students have nothing to fetch."""
+    from playwright.sync_api import expect
+
+    page = pages[INSTRUCTOR]
+    grader, row = formgrader_assignments(page)
+    row.locator("td.release-feedback a").click()
+    modal = grader.locator(".modal-dialog")
+    shown = jp.wait_text(modal, "Nothing released", timeout=120_000)
+    log_panel = grader.locator(".modal.in .modal-dialog .panel-warning")  # .in: Bootstrap's fade-in has begun
+    expect(log_panel).to_be_in_viewport()  # in the Formgrader's frame, without scrolling down
+    assert modal.locator(".modal-title").inner_text() == "Error", shown
+    assert "There was an error releasing feedback of 'tiling'" in shown, shown
+    log = log_panel.locator("pre")  # the Formgrader's "Log Output" box
+    lines = [line.strip() for line in log.inner_text().splitlines()]
+    assert lines[0] == "[CRITICAL] Nothing released: feedback on tiling unfinished for 2 student(s):", lines
+    for name in STUDENTS:  # each student, why, and the command whole on a line of its own
+        at = lines.index(f"{name}: not graded yet (or its last grading failed)")
+        assert lines[at + 1] == f"tvm-course grade tiling --student {name}", lines
+    assert "Grade first (tvm-course grade tiling writes the feedback), then release again." in " ".join(lines), lines
+    # The box cuts lines wider than itself (a reader would have to scroll it sideways): none is.
+    wide, box = log.evaluate("el => [el.scrollWidth, el.clientWidth]")
+    assert wide <= box, f"the Log Output box is {box} px wide and its text {wide} px: {lines}"
+    assert released_feedback(hub) == []
+    modal.get_by_role("button", name="OK").click()
+    modal.wait_for(state="detached")
+
+
 def test_the_instructor_grades_in_a_terminal_on_the_hub_and_releases_feedback(hub, pages):
+    from playwright.sync_api import expect
+
     page = pages[INSTRUCTOR]
     jp.menu(page, "File", "New")
     page.locator('.lm-Menu-itemLabel:text-is("Terminal")').first.click()
@@ -258,15 +321,41 @@ def test_the_instructor_grades_in_a_terminal_on_the_hub_and_releases_feedback(hu
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     assert float(rows[ADA]["correctness"]) == 4 and float(rows[BEN]["correctness"]) == 4, rows
 
-    jp.menu(page, "Nbgrader", "Formgrader")
-    grader = page.frame_locator("iframe[src*='formgrader']")
-    grader.locator("a", has_text="Manage Assignments").first.click()
-    row = grader.locator("tr", has_text="tiling").filter(has_not_text="gpu-tiling")
-    jp.wait_text(row.locator("td.num-submissions"), "2")
+    grader, row = formgrader_assignments(page)
     row.locator("td.release-feedback a").click()
     modal = grader.locator(".modal-dialog")
-    jp.wait_text(modal, "Success")
+    shown = jp.wait_text(modal, "Released feedback on tiling")
+    expect(grader.locator(".modal.in .modal-dialog .panel-warning")).to_be_in_viewport()
+    assert modal.locator(".modal-title").inner_text() == "Success", shown
+    assert f"Released feedback on tiling to 2 student(s): {ADA}, {BEN}" in shown, shown
+    assert len(released_feedback(hub)) == 2
     modal.get_by_role("button", name="OK").click()
+    modal.wait_for(state="detached")
+
+
+def test_the_formgrader_lists_the_class_by_their_roster_names(hub, pages):
+    """Issue 36, item 6: the Formgrader's students and submissions carry the names the roster
+    enrolled (nbgrader shows a student without them as 'None, None')."""
+    read = as_user(hub, INSTRUCTOR, f"""
+import json, sqlite3
+db = sqlite3.connect({'file:' + str(course_root(hub) / 'gradebook.db') + '?mode=ro'!r}, uri=True)
+print(json.dumps({{i: f"{{last}}, {{first}}" for i, first, last in db.execute("select id, first_name, last_name from student")}}))
+""")  # as the instructor: the gradebook is theirs, and nothing of root's is left beside it
+    assert read.returncode == 0, read.stderr
+    names = {name: json.loads(read.stdout)[name] for name in STUDENTS}
+    assert all("None" not in shown for shown in names.values()), names
+    page = pages[INSTRUCTOR]
+    grader, row = formgrader_assignments(page)
+    row.locator("td.num-submissions a").click()  # Manage Submissions of tiling
+    for name in STUDENTS:
+        submission = grader.locator("tr", has=grader.locator("td.student-id", has_text=name))
+        assert jp.wait_text(submission.locator("td.student-name"), names[name]).strip() == names[name]
+    assert "None, None" not in grader.locator("body").inner_text()
+    grader.locator("a", has_text="Manage Students").first.click()
+    for name in STUDENTS:
+        student = grader.locator("tr", has=grader.locator("td.id", has_text=name))
+        assert jp.wait_text(student.locator("td.name"), names[name]).strip() == names[name]
+    assert "None, None" not in grader.locator("body").inner_text()
 
 
 def test_a_student_fetches_feedback_and_sees_their_grade(hub, pages):
@@ -287,6 +376,10 @@ def test_a_student_fetches_feedback_and_sees_their_grade(hub, pages):
     assert found, heading
     assert (float(found[1]), float(found[2])) == (float(row["score"]), float(row["max_score"])), (heading, row)
     assert float(found[1]) > 0
+    # Issue 36, item 6: the page's contents name each test cell (nbgrader's template says "Test cell")
+    contents = page.locator("#toc li", has_text="— test cell").all_inner_texts()
+    assert [entry.split(" — ")[0] for entry in contents] == ["correctness", "fusion", "speed", "tile-arithmetic-marks"], contents
+    assert "Test cell" not in page.locator("body").inner_text()
     feedback_public = hub.settings.exchange / COURSE_ID / "feedback"
     assert what_user_may_list(hub, BEN, {"feedback": feedback_public}) == {"feedback": "denied"}
 
