@@ -183,6 +183,7 @@ class Child:
             with open(os.path.join(self.workdir, name), "w", encoding="utf-8") as handle:
                 handle.write(text)
         self._threads: list[threading.Thread] = []
+        self._channel_reader: threading.Thread | None = None
         self.proc: subprocess.Popen | None = None
         self.started = 0.0
         self._closed = False
@@ -199,7 +200,7 @@ class Child:
             raise
         os.close(write_fd)
         self._spawn(self._read_output, self.proc.stdout)
-        self._spawn(self._read_channel, os.fdopen(read_fd, "rb"))
+        self._channel_reader = self._spawn(self._read_channel, os.fdopen(read_fd, "rb"))
         return self
 
     def _launch(self, channel_fd: int):
@@ -298,10 +299,21 @@ class Child:
         """True once `arrived()` is; False if the child ended or `timeout_s` passed first."""
         deadline = time.monotonic() + timeout_s
         while not arrived():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
+            if self.proc.poll() is not None:
+                # What the child wrote before it ended may still be in the pipe, its reader not yet
+                # scheduled (a loaded machine): read to the channel's end before saying it never came.
+                self._drain_channel()
+                return bool(arrived())
+            if time.monotonic() > deadline:
                 return bool(arrived())
             time.sleep(0.01)
         return True
+
+    def _drain_channel(self, timeout_s: float = 5.0) -> None:
+        """Wait (bounded) for the channel's reader to reach the end of what an ended child wrote;
+        a descendant that still holds the channel open only costs the bound."""
+        if self._channel_reader is not None:
+            self._channel_reader.join(timeout=timeout_s)
 
     def close(self) -> None:
         """Kill the child's process group, reap it, and remove its directory. Safe to call twice."""
@@ -335,10 +347,11 @@ class Child:
             except OSError:
                 pass
 
-    def _spawn(self, target, stream) -> None:
+    def _spawn(self, target, stream) -> threading.Thread:
         thread = threading.Thread(target=target, args=(stream,), daemon=True)
         thread.start()
         self._threads.append(thread)
+        return thread
 
     def _read_output(self, stream) -> None:
         for chunk in iter(lambda: stream.read1(65536), b""):

@@ -19,6 +19,8 @@ elif mode == "flood":
     send({"kind": "done"})
 elif mode == "sleep":
     time.sleep(600)
+elif mode == "report_and_end":
+    send({"kind": "stage", "stage": "done"})
 elif mode == "slow_start_then_sleep":
     time.sleep(1.5)
     send({"kind": "stage", "stage": "work"})

@@ -106,6 +106,23 @@ def test_the_clock_can_start_when_the_child_says_so():
     assert time.monotonic() - started >= 2.4
 
 
+def test_a_stage_reported_just_before_the_child_ends_is_seen_however_late_its_reader_runs(monkeypatch):
+    # on a loaded machine the channel's reader may run only after the child has exited: the
+    # stage is in the pipe, and a child that did its work must not read as one that never did
+    reader = Child._read_channel
+
+    def late_reader(self, stream):
+        time.sleep(1.0)
+        reader(self, stream)
+
+    monkeypatch.setattr(Child, "_read_channel", late_reader)
+    ended = child("report_and_end")
+    try:
+        assert ended.wait_for_stage("done", 60.0)
+    finally:
+        ended.close()
+
+
 def test_start_up_has_its_own_limit():
     outcome = child("sleep").wait(60, clock_starts_at="work", startup_s=1.0)
     assert outcome.timed_out and outcome.last("stage") is None
