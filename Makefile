@@ -36,8 +36,10 @@ demo: $(STAMP)
 TEST_WORKERS ?= 2
 PYTEST_PARALLEL := $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
 test: $(STAMP)
-	$(BIN)/python -m pytest --ignore=tests/hub -m "not alone" $(PYTEST_PARALLEL)
-	$(BIN)/python -m pytest --ignore=tests/hub -m alone
+	status=0; \
+	$(BIN)/python -m pytest --ignore=tests/hub -m "not alone" $(PYTEST_PARALLEL) || status=$$?; \
+	$(BIN)/python -m pytest --ignore=tests/hub -m alone || status=$$?; \
+	exit $$status
 
 # The class on a real JupyterHub in Chromium: two students and the instructor (tests/hub/; root,
 # npm and Chromium, or it skips saying why). Minutes; .ci/run runs it after `make test`.
