@@ -7,7 +7,9 @@ the scheduler's address. Each task carries, as plain data:
   the assignment's source folder (the grading plan, with its answer key), the variant secret
   (every student is graded on their own workload), and a gradebook holding the assignment but
   no student (so it stays small whatever the class size);
-- the submission: the files of submitted/STUDENT/ASSIGNMENT.
+- the submission: the files of submitted/STUDENT/ASSIGNMENT, its notebooks as autograde reads
+  them here (outputs dropped; a file the reader refuses, by name and why), so that the worker's
+  verdict is this machine's (`submission_files`); one that cannot be sent fails alone.
 
 The worker builds a scratch course from them in a private temporary folder, autogrades the one
 submission there with nbgrader and the trusted grader (student code confined as on one machine:
@@ -34,8 +36,10 @@ Workers should run one task at a time, each on a quiet core:
 """
 from __future__ import annotations
 
+import json
 import math
 import os
+import stat
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -66,6 +70,75 @@ def _files(directory: Path, limit: int = MAX_SUBMISSION_BYTES) -> dict[str, byte
                 raise ClusterError(f"{directory} holds more than {limit >> 20} MiB")
             files[path.relative_to(directory).as_posix()] = data
     return files
+
+
+class SubmissionUnsendable(ValueError):
+    """One submission cannot be sent to the cluster: it fails, with this message; the others are graded."""
+
+
+@dataclass
+class SentSubmission:
+    """A submission's folder as a task carries it (see `submission_files`)."""
+
+    files: dict[str, bytes]  # relative path -> bytes
+    refused: dict[str, str]  # notebook entry -> why it is no notebook, as the local reader said
+
+
+def submission_files(directory: Path, ignore=(), limit: int = MAX_SUBMISSION_BYTES) -> SentSubmission:
+    """A submission's folder, to be graded on a worker with the verdict it gets on this machine:
+
+    - each top-level entry named *.ipynb (what autograde grades; hidden ones too) is read here as
+      autograde reads it (nbgrader_ext/notebook_file.py: up to 256 MiB, outputs dropped, in a
+      memory-limited child when large) and sent as that JSON, a few MiB at most whatever its
+      outputs held; or, where the reader refuses it (a symbolic link, not a regular file, over
+      256 MiB, no notebook), by name with the reader's words, so the worker refuses it alike;
+    - the other files autograde copies beside the graded notebooks (nbgrader's find_all_files,
+      less the course's ignore patterns and *.ipynb), regular files by content, anything else
+      (a link, a pipe) as an empty file, and any other top-level entry by name (an empty file),
+      so the worker lists the folder as it is here.
+
+    Raises SubmissionUnsendable where what is sent would be over `limit` or cannot be read."""
+    from nbgrader.utils import find_all_files
+
+    from ..nbgrader_ext.notebook_file import NotANotebook, read_json_file
+    from ..nbgrader_ext.released_names import notebook_entries
+
+    directory = Path(directory)
+    try:
+        entries = sorted(os.listdir(directory))
+    except OSError as error:
+        raise SubmissionUnsendable(f"its folder {directory} cannot be listed ({error.strerror})") from None
+    sent, total = SentSubmission({}, {}), 0
+
+    def add(name: str, data: bytes) -> None:
+        nonlocal total
+        total += len(data)
+        if total > limit:
+            raise SubmissionUnsendable(
+                f"its folder {directory} holds more than the {limit >> 20} MiB a submission may send to the cluster "
+                "(its notebooks counted without their outputs, as they are graded): not graded; look at what else is "
+                "in it, or grade it on this machine (without --scheduler)")
+        sent.files[name] = data
+
+    for name in notebook_entries(entries):
+        try:
+            add(name, json.dumps(read_json_file(directory / name)).encode("ascii"))
+        except NotANotebook as why:
+            sent.refused[name] = str(why)
+        except (RuntimeError, OSError, ValueError) as error:  # the reader itself failed: this submission only
+            raise SubmissionUnsendable(f"{name} could not be read here to send it to the cluster: {error}") from None
+    for path in find_all_files(str(directory), list(ignore) + ["*.ipynb"]):
+        relative = Path(path).relative_to(directory).as_posix()
+        try:
+            regular = stat.S_ISREG(os.lstat(path).st_mode)
+            add(relative, Path(path).read_bytes() if regular else b"")
+        except OSError as error:
+            raise SubmissionUnsendable(f"{relative} could not be read here to send it to the cluster ({error.strerror})") from None
+    listed = {name.split("/", 1)[0] for name in sent.files} | set(sent.refused)
+    for name in entries:
+        if name not in listed:
+            add(name, b"")
+    return sent
 
 
 def seed_gradebook(main_path: Path, destination: Path, course_id: str) -> bytes:
@@ -113,8 +186,9 @@ def course_payload(root: Path, coursedir, assignment: str, seed: bytes, cell_tim
 
 # ---------------------------------------------------------------- worker side: the task (cluster_worker grades)
 
-def grade_on_worker(course: dict, student: str, files: dict[str, bytes]) -> dict:
-    """A Dask task: grade one submission in a scratch course; returns plain data (see `accept`)."""
+def grade_on_worker(course: dict, student: str, files: dict[str, bytes], refused: dict[str, str] | None = None) -> dict:
+    """A Dask task: grade one submission in a scratch course; returns plain data (see `accept`).
+    `files` and `refused`: the submission, as `submission_files` sends it."""
     started = time.monotonic()
     try:
         from distributed import get_worker
@@ -140,7 +214,8 @@ def grade_on_worker(course: dict, student: str, files: dict[str, bytes]) -> dict
         reply["machine"] = "?"
     from .cluster_worker import grade
 
-    reply.update(grade(course, student, files, float(course.get("submission_timeout_s") or DEFAULT_SUBMISSION_TIMEOUT_S)))
+    reply.update(grade(course, student, files, float(course.get("submission_timeout_s") or DEFAULT_SUBMISSION_TIMEOUT_S),
+                       dict(refused or {})))
     reply["seconds"] = time.monotonic() - started
     return reply
 
@@ -183,7 +258,8 @@ def _number(value, what: str, low: float, high: float, allow_none: bool = True):
 
 def accept(reply, student: str, notebooks: tuple[str, ...], main_url: str, assignment: str, course_id: str) -> Accepted:
     """Check a worker's reply for `student` before anything of it is used: the notebook and
-    feedback names are the submission's own, each notebook is valid nbformat, sizes are bounded,
+    feedback names are the assignment's `notebooks` (released names: every one is graded under
+    its name, whatever the files handed in are named), each notebook is valid nbformat, sizes are bounded,
     and the gradebook rows name exactly the assignment's grade cells, with scores within their
     points. Raises Rejected saying what is wrong."""
     import nbformat
@@ -207,7 +283,7 @@ def accept(reply, student: str, notebooks: tuple[str, ...], main_url: str, assig
         allowed = {f"{n}{suffix}" for n in notebooks}
         for name, data in found.items():
             if name not in allowed:
-                raise Rejected(f"{key}: {str(name)[:80]!r} is not one of the submission's notebooks")
+                raise Rejected(f"{key}: {str(name)[:80]!r} is not one of the assignment's notebooks")
             if not isinstance(data, bytes) or len(data) > MAX_FILE_BYTES:
                 raise Rejected(f"{key}: {name} is not bytes, or larger than {MAX_FILE_BYTES >> 20} MiB")
         return dict(found)
@@ -272,6 +348,14 @@ def _accept_rows(rows, main_url: str, assignment: str, course_id: str, Gradebook
     return clean
 
 
+def assignment_notebooks(main_url: str, assignment: str, course_id: str) -> tuple[str, ...]:
+    """The assignment's notebooks in the gradebook (released names, without .ipynb): what a reply may name."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(main_url, course_id) as gradebook:
+        return tuple(sorted(n.name for n in gradebook.find_assignment(assignment).notebooks))
+
+
 # ---------------------------------------------------------------- the run
 
 @dataclass
@@ -300,9 +384,10 @@ def connect(address: str, timeout_s: float = 10.0):
 
 
 def run_on_cluster(address: str, course: dict, submissions: list, deliver: Callable[[str, object, str], None],
-                   retries: int = 0) -> ClusterRun:
+                   retries: int = 0, ignore=()) -> ClusterRun:
     """Grade every submission on the cluster; `deliver(student, reply_or_None, error)` runs here
-    once per submission, in the order they finish."""
+    once per submission, in the order they finish (a submission that cannot be sent, first).
+    `ignore`: the course's CourseDirectory.ignore, what autograde does not copy."""
     from distributed import as_completed
 
     client = connect(address)
@@ -315,7 +400,13 @@ def run_on_cluster(address: str, course: dict, submissions: list, deliver: Calla
         futures = {}
         for submission in submissions:
             key = f"tvm-course-{course['run']}-{submission.student}"
-            futures[client.submit(grade_on_worker, shared, submission.student, _files(submission.directory),
+            try:
+                sent = submission_files(submission.directory, ignore)
+            except SubmissionUnsendable as why:  # this submission only: the others are graded
+                delivered.add(submission.student)
+                deliver(submission.student, None, f"not sent to the cluster: {why}")
+                continue
+            futures[client.submit(grade_on_worker, shared, submission.student, sent.files, sent.refused,
                                   key=key, resources={RESOURCE: 1}, retries=retries, pure=False)] = submission.student
         finished = as_completed(futures, loop=client.loop)
         while True:

@@ -43,10 +43,10 @@ class GradingProcess:
         theirs.close()
         self.connection = Connection(ours.detach())
 
-    def grade(self, course: dict, student: str, files: dict[str, bytes], timeout_s: float) -> dict:
+    def grade(self, course: dict, student: str, files: dict[str, bytes], timeout_s: float, refused: dict[str, str]) -> dict:
         """The reply of grade_in_scratch, or one saying why there is none."""
         try:
-            self.connection.send((course, student, files))
+            self.connection.send((course, student, files, refused))
             if not self.connection.poll(timeout_s):
                 self.stop()
                 return {"error": f"grading took longer than {timeout_s:g} s and was stopped"}
@@ -68,13 +68,14 @@ class GradingProcess:
         self.connection.close()
 
 
-def grade(course: dict, student: str, files: dict[str, bytes], timeout_s: float) -> dict:
-    """Grade one submission in this worker's grading process (started, or replaced, as needed)."""
+def grade(course: dict, student: str, files: dict[str, bytes], timeout_s: float, refused: dict[str, str] | None = None) -> dict:
+    """Grade one submission in this worker's grading process (started, or replaced, as needed).
+    `refused`: notebook entry -> why the instructor's machine refused it (cluster.submission_files)."""
     global _process
     with _lock:  # a worker runs one grading at a time (--nthreads 1); a second would wait here
         if _process is None or not _process.alive:
             _process = GradingProcess()
-        reply = _process.grade(course, student, files, timeout_s)
+        reply = _process.grade(course, student, files, timeout_s, dict(refused or {}))
         if not _process.alive:
             _process = None
         return reply
@@ -82,13 +83,13 @@ def grade(course: dict, student: str, files: dict[str, bytes], timeout_s: float)
 
 # ---------------------------------------------------------------- in the grading process
 
-def grade_in_scratch(course: dict, student: str, files: dict[str, bytes]) -> dict:
+def grade_in_scratch(course: dict, student: str, files: dict[str, bytes], refused: dict[str, str] | None = None) -> dict:
     """In the worker's grading process: the submission graded in a private scratch course."""
     reply: dict = {}
     os.umask(0o077)
     scratch = Path(tempfile.mkdtemp(prefix="tvm-course-worker-"))
     try:
-        reply.update(_grade_in_scratch(scratch, course, student, files))
+        reply.update(_grade_in_scratch(scratch, course, student, files, dict(refused or {})))
     except Exception as error:  # noqa: BLE001 - our bug or nbgrader's, reported against this submission
         reply["error"] = f"the grading on the worker failed: {error.__class__.__name__}: {error}"
     finally:
@@ -96,7 +97,7 @@ def grade_in_scratch(course: dict, student: str, files: dict[str, bytes]) -> dic
     return reply
 
 
-def _grade_in_scratch(root: Path, course: dict, student: str, files: dict[str, bytes]) -> dict:
+def _grade_in_scratch(root: Path, course: dict, student: str, files: dict[str, bytes], refused: dict[str, str]) -> dict:
     from ..problems.variants import SECRET_ENV, SECRET_FILE
     from .course_dir import CONFIG_FILE
 
@@ -105,7 +106,16 @@ def _grade_in_scratch(root: Path, course: dict, student: str, files: dict[str, b
     (root / CONFIG_FILE).write_bytes(course["config"])
     (root / SECRET_FILE).write_bytes(course["secret"])
     _write_tree(root / "source" / assignment, course["source"])
-    _write_tree(root / "submitted" / student / assignment, files)
+    submitted = root / "submitted" / student / assignment
+    _write_tree(submitted, files)
+    # A notebook the instructor's machine refused (a link, over the size limit): an empty file of
+    # its name, which the reader refuses with the instructor's machine's words
+    refused_files = {}
+    for name, why in refused.items():
+        if len(_safe_relative(name).parts) != 1:
+            raise ValueError(f"unsafe file name {name!r}")
+        (submitted / name).write_bytes(b"")
+        refused_files[os.path.abspath(submitted / name)] = str(why)
     gradebook = root / "gradebook.db"
     gradebook.write_bytes(course["gradebook"])
     # The instructor's secret, not whatever this worker's environment holds: the same variants as
@@ -113,7 +123,7 @@ def _grade_in_scratch(root: Path, course: dict, student: str, files: dict[str, b
     previous = os.environ.get(SECRET_ENV)
     os.environ[SECRET_ENV] = course["secret"].decode("utf-8")
     try:
-        return _autograde(root, course, student, gradebook)
+        return _autograde(root, course, student, gradebook, refused_files)
     finally:
         if previous is None:
             os.environ.pop(SECRET_ENV, None)
@@ -121,8 +131,8 @@ def _grade_in_scratch(root: Path, course: dict, student: str, files: dict[str, b
             os.environ[SECRET_ENV] = previous
 
 
-def _autograde(root: Path, course: dict, student: str, gradebook: Path) -> dict:
-    from nbgrader.apps.api import NbGraderAPI
+def _autograde(root: Path, course: dict, student: str, gradebook: Path, refused_files: dict[str, str]) -> dict:
+    from ..nbgrader_ext.released_names import ReleasedNamesAPI as NbGraderAPI  # every released notebook graded
 
     from .course_dir import course_directory, load_course_config
     from .gradebook_sync import sqlite_url, submission_rows
@@ -134,6 +144,7 @@ def _autograde(root: Path, course: dict, student: str, gradebook: Path) -> dict:
     config = load_course_config(root, cell_timeout=course["cell_timeout"], grader_settings=course["grader_settings"],
                                 earlier=earlier)
     config.CourseDirectory.db_url = sqlite_url(gradebook)
+    config.SubmissionExporter.refused_files = refused_files
     coursedir = course_directory(config)
     setup = WorkerSetup(root, assignment, course["cell_timeout"], course["grader_settings"], course["feedback"], earlier)
     behind_timings(TrustedGrader(config=config).grader_config())
@@ -176,10 +187,10 @@ def main(argv: list[str]) -> None:
     connection = Connection(int(argv[0]))
     while True:
         try:
-            course, student, files = connection.recv()
+            course, student, files, refused = connection.recv()
         except (EOFError, OSError):
             return
-        connection.send(grade_in_scratch(course, student, files))
+        connection.send(grade_in_scratch(course, student, files, refused))
 
 
 if __name__ == "__main__":

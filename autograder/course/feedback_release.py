@@ -151,7 +151,9 @@ def feedback_readiness(coursedir, assignment: str, only: str | None = None) -> t
             waiting[submission.student] = (decision.detail, Verbatim(f"tvm-course grade {assignment} --student {submission.student}"))
             continue
         feedback = Path(coursedir.format_path(coursedir.feedback_directory, submission.student, assignment))
-        missing = [f"{name}.html" for name in submission.notebooks if not (feedback / f"{name}.html").is_file()]
+        held = recorded.get(submission.student)  # the released notebooks' pages, whatever the files handed in were named
+        missing = [f"{name}.html" for name in (held.notebooks if held is not None and held.notebooks else submission.notebooks)
+                   if not (feedback / f"{name}.html").is_file()]
         if missing:
             waiting[submission.student] = (f"graded, but its feedback ({', '.join(missing)}) is missing",
                                            Verbatim(f"nbgrader generate_feedback {assignment} --student {submission.student}"))

@@ -378,6 +378,7 @@ class Merging:
     progress: _Progress
     graded: Graded
     merged: set[str] = field(default_factory=set)  # merged into the course's gradebook in this round
+    notebooks: tuple[str, ...] = ()  # the assignment's notebooks, what a cluster reply may name (read at the first)
 
     def hand_out(self, job: Job) -> None:
         began = time.monotonic()
@@ -432,7 +433,9 @@ class Merging:
         seconds = 0.0
         if reply is not None:
             try:
-                accepted = cluster.accept(reply, student, self.submissions[student].notebooks, coursedir.db_url,
+                if not self.notebooks:
+                    self.notebooks = cluster.assignment_notebooks(coursedir.db_url, self.assignment, coursedir.course_id)
+                accepted = cluster.accept(reply, student, self.notebooks, coursedir.db_url,
                                           self.assignment, coursedir.course_id)
             except cluster.Rejected as why:
                 error = f"the worker's reply was rejected: {why}"
@@ -473,7 +476,7 @@ def _grade_on_cluster(course: Course, options: GradingOptions, these: list[Submi
     payload = cluster.course_payload(course.root, coursedir, options.assignment, seed, options.cell_timeout,
                                      options.grader_settings, options.feedback, options.allow_unconfined,
                                      options.submission_timeout_s, earlier)
-    run = cluster.run_on_cluster(options.scheduler, payload, these, merging.deliver)
+    run = cluster.run_on_cluster(options.scheduler, payload, these, merging.deliver, ignore=list(coursedir.ignore))
     lost = {s: f"started on {len(w)} workers ({', '.join(w)}): a worker was lost while grading it" for s, w in run.retried.items()}
     merging.graded.retried.update(lost)
     for student, why in lost.items():

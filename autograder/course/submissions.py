@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..nbgrader_ext.plan import METADATA_KEY
+from ..nbgrader_ext.released_names import notebook_entries
 
 GRADED_RECORD = ".tvm-course-graded.json"  # in autograded/STUDENT/ASSIGNMENT/, written after a finished grading
 RECORD_FORMAT = "tvm-course-graded/1"
@@ -43,6 +44,7 @@ class Recorded:
 
     timestamp: datetime | None
     pending: tuple[str, ...] = ()  # grade cells with neither an automatic nor a manual score
+    notebooks: tuple[str, ...] = ()  # the assignment's notebooks (their released names, without .ipynb)
 
 
 @dataclass(frozen=True)
@@ -79,9 +81,13 @@ def graded_directory(coursedir, assignment: str, student: str) -> Path:
 
 
 def submission_digest(directory: Path) -> dict[str, str]:
-    """sha256 of each submitted notebook and of timestamp.txt: the content that is graded."""
+    """sha256 of each submitted notebook (each entry named *.ipynb) and of timestamp.txt: the content that is graded."""
     directory = Path(directory)
-    names = sorted(p.name for p in directory.glob("*.ipynb")) + ([TIMESTAMP_FILE] if (directory / TIMESTAMP_FILE).is_file() else [])
+    try:  # every entry that claims to be a notebook, hidden ones too: which are there decides what is graded
+        entries = notebook_entries(os.listdir(directory))
+    except OSError:
+        entries = []
+    names = entries + ([TIMESTAMP_FILE] if (directory / TIMESTAMP_FILE).is_file() else [])
     return {name: content_digest(directory / name) for name in names}
 
 
@@ -135,7 +141,8 @@ def recorded_submissions(coursedir, assignment: str) -> dict[str, Recorded]:
                 grade.name for notebook in submission.notebooks for grade in notebook.grades
                 if grade.auto_score is None and grade.manual_score is None
             ))
-            found[submission.student_id] = Recorded(submission.timestamp, pending)
+            found[submission.student_id] = Recorded(submission.timestamp, pending,
+                                                    tuple(sorted(notebook.name for notebook in submission.notebooks)))
     return found
 
 
@@ -169,7 +176,11 @@ def grading_decision(coursedir, assignment: str, submission: Submission, recorde
         return Decision(True, "forced", "graded again (--force)")
     if not graded.is_dir():
         return Decision(True, "new", "not graded yet (or its last grading failed)")
-    missing = [f"{name}.ipynb" for name in submission.notebooks if not (graded / f"{name}.ipynb").exists()]
+    # every released notebook is graded under its name, whatever the files handed in are named
+    # (nbgrader_ext/released_names.py): a notebook of another name has no graded copy of its own
+    held = recorded.get(submission.student)
+    expected = held.notebooks if held is not None and held.notebooks else submission.notebooks
+    missing = [f"{name}.ipynb" for name in expected if not (graded / f"{name}.ipynb").exists()]
     if missing:
         return Decision(True, "incomplete", f"its graded copy lacks {', '.join(missing)}")
     was = graded_record(graded)

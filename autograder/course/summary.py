@@ -25,6 +25,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from ..engine.untrusted_text import visible
 from ..nbgrader_ext.normalise import refusal_text
 from ..nbgrader_ext.plan import GradingPlan, PlanError, load_plan
+from ..nbgrader_ext.released_names import stand_in_note
 from ..nbgrader_ext.trusted import graded_record
 from .submissions import graded_directory
 from .tampering import ReleasedAssignment
@@ -129,6 +130,9 @@ def _read_trusted_record(row: Row, graded: Path) -> dict:
         cause = record["submission"].get("refused")
         if cause is not None:  # scored 0 without being graded: the instructor should know why
             refused.append(f"{path.name} {refusal_text(cause)}")
+        named = record["submission"].get("released_name")
+        if cause is None and named is not None and named.get("stand_in"):  # graded from a file of another name: look
+            recovered.append(stand_in_note(named))
         for grade_id, how in sorted(record["submission"].get("recovered", {}).items()):  # a guess, however good: look
             recovered.append(f"answer cell '{grade_id}' recovered: {how}")
         recovered.extend(why for _, why in sorted(record["submission"].get("unidentified", {}).items()))

@@ -39,6 +39,7 @@ from nbgrader import utils
 
 from ..engine.untrusted_text import visible
 from ..nbgrader_ext.notebook_file import NotANotebook, read_json_file
+from ..nbgrader_ext.released_names import misnamed, quoted
 
 MAX_NOTE = 300  # characters of a submission's note
 MAX_NAME = 40  # characters of one cell's name in a note
@@ -104,6 +105,11 @@ class ReleasedAssignment:
         items = []
         several = len(self.notebooks) > 1
         handed_in = {p.stem: p for p in sorted(Path(submitted).glob("*.ipynb"))}
+        stand_ins = {name: found.stand_in for name, found in misnamed(submitted, list(self.notebooks)).items() if found.stand_in}
+        for name, stand_in in stand_ins.items():  # graded in its place (nbgrader_ext/released_names.py)
+            items.append(f"notebook {_quote(name + '.ipynb')} handed in as {quoted(stand_in)}")
+            handed_in[name] = Path(submitted) / stand_in
+            handed_in.pop(stand_in[:-len(".ipynb")], None)
         for name, released in self.notebooks.items():
             if name not in handed_in:
                 items.append(f"notebook {_quote(name + '.ipynb')} missing")

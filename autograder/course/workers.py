@@ -130,8 +130,8 @@ def _worker_main(connection, setup: WorkerSetup) -> None:
     os.dup2(quiet, 1)
     os.dup2(quiet, 2)
     try:
-        from nbgrader.apps.api import NbGraderAPI
-
+        # nbgrader's API, its autograde grading every released notebook whatever name it was handed in under
+        from ..nbgrader_ext.released_names import ReleasedNamesAPI as NbGraderAPI
         from .course_dir import course_directory, load_course_config
         from .gradebook_sync import share_engines, sqlite_url
 

@@ -35,6 +35,7 @@ from nbgrader.plugins.export import CsvExportPlugin
 from nbgrader.preprocessors import GetGrades
 
 from .normalise import refusal_page, refusal_text, submission_record
+from .released_names import stand_in_feedback
 
 # Named as nbgrader's own feedback template, which it shadows: NbGraderAPI.generate_feedback
 # (what `tvm-course grade` and the formgrader call) insists on template_name = "feedback".
@@ -91,15 +92,18 @@ class GetGradesWithPending(GetGrades):
         self._pending_points = 0.0
         nb, resources = super().preprocess(nb, resources)
         resources["nbgrader"]["pending_points"] = self._pending_points
-        refused = submission_record(nb.metadata).get("refused")  # the page says why it scored 0, and what to do
+        record = submission_record(nb.metadata)
+        refused = record.get("refused")  # the page says why it scored 0, and what to do
+        named = record.get("released_name")  # no file of the notebook's name was handed in (released_names.py)
         notebook = resources["nbgrader"]["notebook"]
         resources["nbgrader"]["not_graded"] = None if refused is None else f"{notebook}.ipynb {refusal_text(refused)}"
         resources["nbgrader"]["refusal"] = None if refused is None else refusal_page(notebook, refused, [
             (str(cell.metadata.nbgrader["grade_id"]), float(cell.metadata.nbgrader.get("score") or 0),
              float(cell.metadata.nbgrader.get("points") or 0))
-            for cell in nb.cells if cell.get("metadata", {}).get("nbgrader", {}).get("grade")])
-        record = submission_record(nb.metadata)  # answer cells found without their nbgrader metadata, or not found
-        resources["nbgrader"]["recovered"] = [
+            for cell in nb.cells if cell.get("metadata", {}).get("nbgrader", {}).get("grade")],
+            misnamed=named is not None and named["stand_in"] is None)
+        resources["nbgrader"]["recovered"] = [  # a notebook graded from a file of another name; answer cells found
+            *([stand_in_feedback(named)] if named is not None and named["stand_in"] is not None and refused is None else []),
             *(f"Your answer cell '{grade_id}' was graded: {how}. Fetch the assignment again, or keep the cells' metadata, "
               "so that it is found by its marks next time." for grade_id, how in sorted(record.get("recovered", {}).items())),
             *(f"Not graded: {why}." for _, why in sorted(record.get("unidentified", {}).items())),

@@ -42,9 +42,11 @@ from nbformat import v4
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Dict, Unicode
 
 from .notebook_file import NotANotebook, read_json_file
 from .plan import METADATA_KEY
+from .released_names import RELEASED_NAME_KEY, missing_cause, stand_in_cause
 
 REFUSED_KEY = "tvm_course_refused"  # resources: why the submitted file is not a notebook
 SUBMISSION_KEY = "submission"  # under the notebook's METADATA_KEY: what normalising found
@@ -53,7 +55,14 @@ CELL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # nbformat 4.5's pattern for a c
 
 
 class SubmissionExporter(NotebookExporter):
-    """NotebookExporter, reading the file as described in this module's docstring."""
+    """NotebookExporter, reading the file as described in this module's docstring. A released
+    notebook the submission has no file of that name for (released_names.py) is read from the
+    one other notebook handed in, or refused, saying which was expected and what was found."""
+
+    # Absolute path -> why the file there is refused: set only by a cluster worker, for a file the
+    # instructor's machine read and refused (a link, over the size limit) and sent as an empty
+    # stand-in, so that the worker's verdict is the local one (course/cluster.py)
+    refused_files = Dict(key_trait=Unicode(), value_trait=Unicode()).tag(config=True)
 
     def from_filename(self, filename, resources=None, **kw):
         resources = ResourcesDict() if resources is None else resources
@@ -67,13 +76,23 @@ class SubmissionExporter(NotebookExporter):
             resources["metadata"]["modified_date"] = modified.strftime("%B %d, %Y")
         except OSError:
             pass
+        misnamed = resources.get(RELEASED_NAME_KEY)
         try:
-            notebook = read_submission(filename, self.log)
+            if misnamed is not None and misnamed.get("stand_in") is None:
+                raise NotANotebook(missing_cause(misnamed))
+            notebook = self._read(os.path.join(path, misnamed["stand_in"]) if misnamed is not None else filename)
         except NotANotebook as why:
-            self.log.warning("%s is refused: %s", filename, why)
-            resources[REFUSED_KEY] = str(why)
+            cause = stand_in_cause(misnamed, str(why)) if misnamed is not None and misnamed.get("stand_in") else str(why)
+            self.log.warning("%s is refused: %s", filename, cause)
+            resources[REFUSED_KEY] = cause
             notebook = v4.new_notebook()
         return self.from_notebook_node(notebook, resources, **kw)
+
+    def _read(self, filename) -> nbformat.NotebookNode:
+        refused = self.refused_files.get(os.path.abspath(filename))
+        if refused is not None:
+            raise NotANotebook(refused)
+        return read_submission(filename, self.log)
 
 
 def read_submission(path, log=None) -> nbformat.NotebookNode:
@@ -142,6 +161,10 @@ class NormaliseSubmission(NbGraderPreprocessor):
         recovered, unidentified = ({}, {}) if refused else recover_answers(nb, source, answer_ids - set(answers), answers)
         clean = _rebuild(source, cells, answers, self.log)
         record = {"refused": refused} if refused else {}
+        misnamed = resources.get(RELEASED_NAME_KEY)
+        if misnamed is not None:  # no file of the released name: what was found, and what was graded in its place
+            record["released_name"] = {"expected": misnamed["expected"], "found": list(misnamed["found"]),
+                                       "stand_in": misnamed.get("stand_in")}
         missing = sorted(answer_ids - set(answers)) if not refused else []
         if recovered:
             record["recovered"] = recovered
@@ -289,8 +312,9 @@ def _definitions(text) -> set[str]:
 def submission_record(notebook_metadata) -> dict:
     """What normalising recorded in a graded notebook's metadata ({} for nothing): "refused" (why
     the file was not a notebook), "missing" (answer cells the submission did not have),
-    "recovered" (answer cells found without their metadata: grade_id -> how) and "unidentified"
-    (answer cells that lost it and could not be found: grade_id -> why)."""
+    "recovered" (answer cells found without their metadata: grade_id -> how), "unidentified"
+    (answer cells that lost it and could not be found: grade_id -> why) and "released_name" (no
+    file of the notebook's name was handed in: {"expected", "found", "stand_in"}, released_names.py)."""
     entry = notebook_metadata.get(METADATA_KEY) if isinstance(notebook_metadata, dict) else None
     record = entry.get(SUBMISSION_KEY) if isinstance(entry, dict) else None
     if not isinstance(record, dict):
@@ -303,6 +327,10 @@ def submission_record(notebook_metadata) -> dict:
     for key in ("recovered", "unidentified"):
         if isinstance(record.get(key), dict):
             found[key] = {str(k): str(v) for k, v in record[key].items() if isinstance(v, str)}
+    named = record.get("released_name")
+    if isinstance(named, dict) and isinstance(named.get("expected"), str) and isinstance(named.get("found"), list):
+        found["released_name"] = {"expected": named["expected"], "found": [str(n) for n in named["found"]],
+                                  "stand_in": named["stand_in"] if isinstance(named.get("stand_in"), str) else None}
     return found
 
 
@@ -316,19 +344,31 @@ def refusal_text(cause: str) -> str:
     return f"not graded, 0 points: {cause}"
 
 
-def refusal_page(notebook: str, cause: str, parts: list[tuple[str, float, float]]) -> dict[str, str]:
+def refusal_page(notebook: str, cause: str, parts: list[tuple[str, float, float]], misnamed: bool = False) -> dict[str, str]:
     """The student's feedback page for a refused file, in their terms: why nothing in it was
     graded, the score of each part (0, unless an instructor has since given points by hand), and
     what to do. `notebook`: its name without .ipynb; `cause`: the grader's own words
     (notebook_file.py), never the file's content; `parts`: each grade cell's name, score and
-    points. Plain text: the feedback template escapes every line."""
+    points. `misnamed`: no file of the notebook's name was handed in (`cause` says what was found).
+    Plain text: the feedback template escapes every line."""
     scores = ", ".join(f"{name} {score:g} / {points:g}" for name, score, points in parts)
     zero = not any(score for _, score, _ in parts)
+    score = (f"Score: 0 for every part ({scores})." if zero else f"Score, given by hand since: {scores}.") if scores else "Score: 0."
+    if misnamed:
+        return {
+            "title": f"Your {notebook}.ipynb was not graded" + (": 0 points" if zero else ""),
+            "why": f"Why: {cause}, and the grader could not tell which file is your {notebook}.ipynb, so none of your "
+                   "answers was looked at.",
+            "score": score,
+            "what": f"What to do: hand in your notebook as {notebook}.ipynb, the name it was released under (in Jupyter: "
+                    "File > Rename), and no other copy of it. Resubmit before the deadline and the next grading replaces "
+                    "this page with your feedback; after it, ask your instructor.",
+        }
     return {
         "title": f"Your {notebook}.ipynb was not graded" + (": 0 points" if zero else ""),
         "why": f"Why: the grader could not read the file you handed in as a Jupyter notebook ({cause}), so none of "
                "your answers was looked at.",
-        "score": (f"Score: 0 for every part ({scores})." if zero else f"Score, given by hand since: {scores}.") if scores else "Score: 0.",
+        "score": score,
         "what": f"What to do: open {notebook}.ipynb in Jupyter, check that your answers are in it, save it there "
                 "(File > Save), and hand in that file as Jupyter saved it, under the same name: not a copy that "
                 "another program exported, converted, renamed, zipped or edited. Resubmit before the deadline and "

@@ -319,3 +319,39 @@ def test_a_worker_builds_its_scratch_course_from_the_task_alone_and_leaves_nothi
         cluster_worker._write_tree(tmp_path, {"../escape": b"x"})
     assert not (tmp_path.parent / "escape").exists()
     assert not list(scratch.glob("tvm-course-worker-*"))  # the scratch course is gone
+
+
+# ---------------------------------------------------------------- an oversized or odd submission costs only itself
+
+def test_a_notebook_heavy_with_outputs_a_linked_notebook_and_an_oversized_folder_get_the_local_verdicts(course):
+    """The local path reads a notebook up to 256 MiB without its outputs and refuses a link
+    (nbgrader_ext/notebook_file.py): the cluster gives the same verdicts. A folder of more than a
+    task may carry fails alone, saying so; the rest of the run is graded."""
+    honest = course.root / "submitted" / "dev" / "tiling" / "tiling.ipynb"
+    notebook = json.loads(honest.read_text())
+    images = [{"output_type": "display_data", "metadata": {}, "data": {"image/png": "A" * (8 << 20)}} for _ in range(10)]
+    next(c for c in notebook["cells"] if c["cell_type"] == "code")["outputs"] = images  # 80 MiB of images
+    for student in ("heavy", "linked", "oversized"):
+        folder = course.root / "submitted" / student / "tiling"
+        folder.mkdir(parents=True)
+        (folder / "timestamp.txt").write_text((honest.parent / "timestamp.txt").read_text())
+    (course.root / "submitted" / "heavy" / "tiling" / "tiling.ipynb").write_text(json.dumps(notebook))
+    (course.root / "submitted" / "linked" / "tiling" / "tiling.ipynb").symlink_to(honest)
+    (course.root / "submitted" / "oversized" / "tiling" / "tiling.ipynb").write_bytes(honest.read_bytes())
+    (course.root / "submitted" / "oversized" / "tiling" / "data.bin").write_bytes(b"\0" * (cluster.MAX_SUBMISSION_BYTES + 1))
+    sent = cluster.submission_files(course.root / "submitted" / "heavy" / "tiling")
+    assert len(sent.files["tiling.ipynb"]) < 1 << 20 and sent.refused == {}
+    dask = Cluster(course.tmp, workers=2)
+    try:
+        report = grade_assignment(options(course, dask.address, students=["dev", "heavy", "linked", "oversized"], force=True))
+    finally:
+        dask.stop()
+    rows = {row.student: row for row in report.rows}
+    assert set(report.failures) == {"oversized"}, report.failures
+    assert "not sent to the cluster" in report.failures["oversized"] and "more than the 64 MiB" in report.failures["oversized"]
+    for student in ("dev", "heavy"):  # graded by its code, as on this machine
+        assert course.samples["dev"].mismatches(rows[student].parts, rows[student].schedule) == [], student
+    assert rows["linked"].score == 0 and "tiling.ipynb not graded, 0 points: not a regular file (a symbolic link)" in rows["linked"].note
+    page = (course.root / "feedback" / "linked" / "tiling" / "tiling.html").read_text()
+    assert "Your tiling.ipynb was not graded: 0 points" in page and "(not a regular file (a symbolic link))" in page
+    assert not (course.root / "autograded" / "oversized" / "tiling").exists()  # so the next run grades it again
