@@ -234,11 +234,24 @@ def _kernel_manager(kernel_name: str):
     from jupyter_client.manager import KernelManager
 
     if os.name == "nt":
-        yield KernelManager(kernel_name=kernel_name)
+        with _shut_down_after(KernelManager(kernel_name=kernel_name)) as manager:
+            yield manager
         return
     with tempfile.TemporaryDirectory(prefix="tvm-course-kernel-") as sockets:
-        yield KernelManager(kernel_name=kernel_name, transport="ipc", ip=os.path.join(sockets, "kernel"),
-                            connection_file=os.path.join(sockets, "kernel.json"))
+        with _shut_down_after(KernelManager(kernel_name=kernel_name, transport="ipc", ip=os.path.join(sockets, "kernel"),
+                                            connection_file=os.path.join(sockets, "kernel.json"))) as manager:
+            yield manager
+
+
+@contextlib.contextmanager
+def _shut_down_after(manager):
+    """nbclient shuts down only a kernel whose manager it made itself: one handed to it (as here,
+    for the sockets) would live on, with the lesson's TVM workers, until this process ends."""
+    try:
+        yield manager
+    finally:
+        if manager.has_kernel:
+            manager.shutdown_kernel(now=True)
 
 
 def run_environment() -> dict[str, str]:

@@ -113,6 +113,20 @@ def test_the_kernel_talks_over_private_sockets_without_the_tcp_warning(tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["quiet.ipynb"]  # its sockets are not left beside it
 
 
+def test_the_kernel_ends_with_the_run(tmp_path):
+    # a kernel handed to nbclient is not shut down by it: each lesson's kernel (and its TVM
+    # workers) would live on until the process that ran it ends
+    import psutil
+
+    def kernels():
+        return [c.pid for c in psutil.Process().children(recursive=True)
+                if "ipykernel_launcher" in " ".join(c.cmdline())]
+
+    before = kernels()
+    executed.execute(_notebook(tmp_path / "ends.ipynb", "print('ran')"))
+    assert kernels() == before
+
+
 def test_make_lab_starts_its_kernels_over_unix_sockets_too():
     import re
     from pathlib import Path
