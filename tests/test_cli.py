@@ -158,3 +158,13 @@ def test_grade_schedule_where_no_device_builds_is_a_grader_fault_not_a_zero():
     result = json.loads(run.stdout)
     assert run.returncode == 1 and result["status"] == "error" and result["grader_fault"] is True, run.stdout
     assert any("Invalid build option" in m for m in result["messages"]), result["messages"]
+
+
+def test_the_command_line_starts_without_nbgrader_or_tvm():
+    # every `tvm-course` call builds the whole parser: a student's `tvm-course quiz check` must not
+    # pay for importing nbgrader (a second) or TVM; each command imports what it runs
+    probe = ("import sys; from autograder.cli import build_parser; build_parser(); "
+             "print(sorted(m for m in ('nbgrader', 'tvm', 'nbformat', 'jupyter_client') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

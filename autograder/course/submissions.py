@@ -24,7 +24,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..nbgrader_ext.plan import METADATA_KEY
-from ..nbgrader_ext.released_names import notebook_entries
 
 GRADED_RECORD = ".tvm-course-graded.json"  # in autograded/STUDENT/ASSIGNMENT/, written after a finished grading
 RECORD_FORMAT = "tvm-course-graded/1"
@@ -84,6 +83,8 @@ def submission_digest(directory: Path) -> dict[str, str]:
     """sha256 of each submitted notebook (each entry named *.ipynb) and of timestamp.txt: the content that is graded."""
     directory = Path(directory)
     try:  # every entry that claims to be a notebook, hidden ones too: which are there decides what is graded
+        from ..nbgrader_ext.released_names import notebook_entries  # here: it imports nbgrader (1 s)
+
         entries = notebook_entries(os.listdir(directory))
     except OSError:
         entries = []
