@@ -29,12 +29,14 @@ demo: $(STAMP)
 # the hub's single-user environment takes 3-4 minutes to build on a fresh machine, and its
 # tests 2-3 more, which would put `make test` past 20 minutes on 2 cores.
 # TEST_WORKERS test files run at a time (pytest-xdist, a file's tests together, so that its course
-# fixtures are built once): one process keeps 2 cores only about 0.8 busy, waiting on kernels,
-# nbgrader and browsers. The tests marked `alone` load the machine on purpose (run-queue hogs, a
+# fixtures are built once; in collection order, the class runs of tests/course first, so that no
+# long file is left to run alone at the end). The suite waits more than it computes (kernels,
+# nbgrader, browsers, hostile code's time limits): one process kept 2 cores 0.7 busy, three keep
+# them about 1.0 busy. The tests marked `alone` load the machine on purpose (run-queue hogs, a
 # never-ending OpenCL kernel, a spinning neighbour) and judge what the grader makes of that load:
 # they run afterwards, with nothing of the suite beside them.
-TEST_WORKERS ?= 2
-PYTEST_PARALLEL := $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
+TEST_WORKERS ?= 3
+PYTEST_PARALLEL := $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 test: $(STAMP)
 	status=0; \
 	$(BIN)/python -m pytest --ignore=tests/hub -m "not alone" $(PYTEST_PARALLEL) || status=$$?; \
