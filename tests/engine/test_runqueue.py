@@ -17,7 +17,7 @@ from autograder.engine.runqueue import RunQueueClock
 from autograder.engine.sandbox import Child
 
 FIXTURE_DIR = str(Path(__file__).parent)
-HOG = "while True:\n    pass\n"
+HOG = "import sys\nsys.stdout.write('r')\nsys.stdout.close()\nwhile True:\n    pass\n"  # says it runs, then spins
 CPUS = len(os.sched_getaffinity(0))
 
 pytestmark = [pytest.mark.alone,
@@ -35,8 +35,15 @@ def hogs():
     started = []
 
     def start(count: int) -> None:
-        started.extend(subprocess.Popen([sys.executable, "-c", HOG], start_new_session=True) for _ in range(count * CPUS))
-        time.sleep(0.3)  # every hog is running before the child's clock starts
+        these = [subprocess.Popen([sys.executable, "-c", HOG], start_new_session=True, stdout=subprocess.PIPE)
+                 for _ in range(count * CPUS)]
+        started.extend(these)
+        # Every hog is spinning before the child's clock starts: on a machine already busy, 32
+        # interpreters take seconds to start, and a child timed meanwhile is not yet the one
+        # the test means (it got more of a core than the hogs will leave it).
+        for hog in these:
+            assert hog.stdout.read(1) == b"r"
+            hog.stdout.close()
 
     yield start
     for hog in started:
