@@ -33,8 +33,8 @@ demo: $(STAMP)
 # long file is left to run alone at the end). The suite waits more than it computes (kernels,
 # nbgrader, browsers, hostile code's time limits): one process kept 2 cores 0.7 busy, three keep
 # them about 1.0 busy. The tests marked `alone` load the machine on purpose (run-queue hogs, a
-# never-ending OpenCL kernel, a spinning neighbour) and judge what the grader makes of that load:
-# they run afterwards, with nothing of the suite beside them.
+# never-ending OpenCL kernel, a spinning neighbour) and judge what the grader makes of that load,
+# or need a timing no other test shares a core with: they run afterwards, with nothing beside them.
 TEST_WORKERS ?= 3
 PYTEST_PARALLEL := $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 test: $(STAMP)

@@ -68,6 +68,7 @@ def test_an_earlier_record_that_is_not_a_plain_timed_grading_is_not_used(field, 
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # its last step needs a timing the suite's own workers do not share a core with
 def test_a_class_run_re_timing_the_same_submission_keeps_its_band_within_noise_and_says_so(tmp_path):
     root = copy_course(COURSE, tmp_path / "course")
     release_assignment(root, "tiling")
