@@ -355,24 +355,22 @@ def refusal_page(notebook: str, cause: str, parts: list[tuple[str, float, float]
     zero = not any(score for _, score, _ in parts)
     score = (f"Score: 0 for every part ({scores})." if zero else f"Score, given by hand since: {scores}.") if scores else "Score: 0."
     if misnamed:
-        return {
-            "title": f"Your {notebook}.ipynb was not graded" + (": 0 points" if zero else ""),
-            "why": f"Why: {cause}, and the grader could not tell which file is your {notebook}.ipynb, so none of your "
-                   "answers was looked at.",
-            "score": score,
-            "what": f"What to do: hand in your notebook as {notebook}.ipynb, the name it was released under (in Jupyter: "
-                    "File > Rename), and no other copy of it. Resubmit before the deadline and the next grading replaces "
-                    "this page with your feedback; after it, ask your instructor.",
-        }
+        why = (f"Why: {cause}, and the grader could not tell which file is your {notebook}.ipynb, so none of your "
+               "answers was looked at.")
+        what = (f"What to do: hand in your notebook as {notebook}.ipynb, the name it was released under (in Jupyter: "
+                "File > Rename), and no other copy of it.")
+    else:
+        why = (f"Why: the grader could not read the file you handed in as a Jupyter notebook ({cause}), so none of "
+               "your answers was looked at.")
+        what = (f"What to do: open {notebook}.ipynb in Jupyter, check that your answers are in it, save it there "
+                "(File > Save), and hand in that file as Jupyter saved it, under the same name: not a copy that "
+                "another program exported, converted, renamed, zipped or edited.")
     return {
         "title": f"Your {notebook}.ipynb was not graded" + (": 0 points" if zero else ""),
-        "why": f"Why: the grader could not read the file you handed in as a Jupyter notebook ({cause}), so none of "
-               "your answers was looked at.",
+        "why": why,
         "score": score,
-        "what": f"What to do: open {notebook}.ipynb in Jupyter, check that your answers are in it, save it there "
-                "(File > Save), and hand in that file as Jupyter saved it, under the same name: not a copy that "
-                "another program exported, converted, renamed, zipped or edited. Resubmit before the deadline and "
-                "the next grading replaces this page with your feedback; after it, ask your instructor.",
+        "what": what + (" Resubmit before the deadline and the next grading replaces this page with your feedback; "
+                        "after it, ask your instructor."),
     }
 
 
