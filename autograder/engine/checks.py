@@ -155,8 +155,10 @@ def check_fusion(original, scheduled, target, budget_bytes: int) -> CheckOutcome
         "Split the conv's spatial loops, reorder the tile loops outermost, then "
         "sch.reverse_compute_at(sch.get_sblock('T_add'), <tile loop>) and the same for 'compute'."
         + (
-            " On a GPU a global buffer is shared by all thread blocks and never shrinks: also give the "
-            "intermediates a fast scope, e.g. sch.set_scope(sch.get_sblock('conv2d_nchw'), 0, 'shared')."
+            " On a GPU a global buffer is shared by all thread blocks and never shrinks: with 'T_add' and "
+            "'compute' under the loop bound to threadIdx, each thread reads only its own intermediates: keep them in "
+            "its registers, sch.set_scope(sch.get_sblock('conv2d_nchw'), 0, 'local') and the same for 'T_add' "
+            "('shared' is for data that several threads of a block read, such as a staged input tile)."
             if target.kind.name == "cuda"
             else ""
         ),

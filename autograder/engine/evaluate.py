@@ -306,7 +306,7 @@ class Evaluation:
             return CheckOutcome("cuda-build", False, "no CUDA kernel was generated: the whole function compiled for the host (is every block bound?)")
         source = executable.mod.imports[0].inspect_source()
         kernels = len(re.findall(r"__global__[^;{]*\{", source))  # definitions, not declarations
-        message = f"compiled to CUDA C ({len(source.splitlines())} lines, {kernels} kernels)"
+        message = f"compiled to CUDA C ({len(source.splitlines())} lines, {kernels} kernel{'' if kernels == 1 else 's'})"
         if shutil.which("nvcc"):
             from tvm.support import nvcc
 

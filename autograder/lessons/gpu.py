@@ -293,3 +293,118 @@ def opencl_table(modules: dict):
     return Table.of(("schedule", "kernel launches", "correct", "detail"), rows, f"Run on {device}, without a GPU",
                     note="What this proves: the indexing, the binding to blocks and threads, the staging and the "
                          "barriers. What it does not: CUDA's own code generation, warps, and anything about time.")
+
+
+# ---- What a GPU schedule costs, counted on its lowering (no GPU, no timing) -------------------
+
+@dataclass(frozen=True)
+class CountedCosts:
+    """What a GPU schedule of the fused conv costs, read off its lowered kernels: memory
+    operations as the kernels issue them (before any cache), per output element of the
+    function; the conv kernel's (the one that writes the output) block shape, shared memory,
+    barriers and work per thread. Counts, not times: what lesson 2's reasoning says a GPU's
+    speed depends on. How much faster a schedule with fewer of them runs, only a GPU says."""
+
+    kernels: int
+    global_bytes_per_output: float  # loads and stores of global memory, every kernel, per output
+    shared_bytes_per_block: int
+    barriers_per_thread: int
+    threads_per_block: int
+    blocks: int
+    outputs_per_thread: float
+    multiply_adds_per_thread: float
+
+    ROWS = (
+        ("kernels launched", "kernels", "{:d}"),
+        ("global memory loads + stores per output (bytes, before caches)", "global_bytes_per_output", "{:.1f}"),
+        ("shared memory per block (bytes)", "shared_bytes_per_block", "{:d}"),
+        ("barriers (__syncthreads) per thread", "barriers_per_thread", "{:d}"),
+        ("threads per block", "threads_per_block", "{:d}"),
+        ("thread blocks", "blocks", "{:d}"),
+        ("outputs per thread", "outputs_per_thread", "{:g}"),
+        ("multiply-adds per thread", "multiply_adds_per_thread", "{:g}"),
+    )
+
+
+def counted_costs(mod) -> CountedCosts:
+    """The counted costs of a scheduled fused conv (an IRModule or Schedule's `mod` with `main`,
+    every block bound): from its lowering for a GPU (engine.opencl.build_program, the lowering
+    the autograder runs) and, for the barriers, its CUDA source."""
+    import math
+
+    import tvm
+
+    from ..engine import opencl
+
+    main = mod["main"]
+    program = opencl.build_program(tvm.IRModule({"main": main}), "llvm")
+    output = next(b.name for b in program.buffers if b.role == "output")
+    writer = next(l.kernel for l in program.launches if ("buffer", output) in l.args)
+    conv = next(s for s in program.stats if s.kernel == writer)
+    output_shape = [int(d) for d in main.params[3].shape]
+    weight_shape = [int(d) for d in main.params[1].shape]  # out channels, in channels, kernel, kernel
+    outputs = math.prod(output_shape)
+    threads = conv.launches * conv.blocks * conv.threads_per_block
+    per_output_work = math.prod(weight_shape[1:])
+    barriers = barriers_per_thread(kernel_source(tvm.compile(tvm.IRModule({"main": main}), target=cuda_target())))
+    moved = sum(s.global_read_bytes + s.global_write_bytes for s in program.stats)
+    return CountedCosts(
+        kernels=len(program.stats), global_bytes_per_output=moved / outputs,
+        shared_bytes_per_block=conv.shared_bytes, barriers_per_thread=barriers.get(writer, 0),
+        threads_per_block=conv.threads_per_block, blocks=conv.blocks * conv.launches,
+        outputs_per_thread=outputs / threads, multiply_adds_per_thread=outputs * per_output_work / threads,
+    )
+
+
+COSTS_NOTE = (
+    "Counted on the lowered kernels, not timed. Global memory is counted as the kernels issue it, "
+    "before the GPU's caches catch repeated reads (so a schedule that reads a value from global memory "
+    "9 times is charged 9 times); shared memory and barriers are the conv kernel's. What lesson 2 says "
+    "makes a GPU kernel fast is fewer global loads, shared memory only for what several threads read, "
+    "few barriers, and enough work per thread to hide the rest. How much faster that is on a GPU, only "
+    "a GPU says: the speed points are measured there, against the yardstick."
+)
+
+
+def costs_table(modules: dict, title: str = "Counted costs, from the lowered kernels"):
+    """The counted costs of each schedule (name -> its IRModule), side by side, as a Table."""
+    from .tables import Table
+
+    costs = {name: counted_costs(mod) for name, mod in modules.items()}
+    rows = [(label, *(fmt.format(getattr(c, attr)) for c in costs.values())) for label, attr, fmt in CountedCosts.ROWS]
+    return Table.of(("", *costs), rows, title, note=COSTS_NOTE)
+
+
+def costs_beside_yardstick(schedule, variant=None, name: str = "your schedule"):
+    """Your schedule's counted costs beside the gpu-fused-conv yardstick's, on your variant's
+    workload (the journal's without one): what the gpu-tiling notebook shows. A schedule that
+    raises, or leaves a block unbound, gets a sentence saying so instead of numbers."""
+    from tvm import s_tir
+
+    from ..engine.checks import check_binding
+    from ..problems import get_problem
+
+    problem = get_problem("gpu-fused-conv")
+    if variant is not None:
+        problem = problem.with_shape(variant.shape)
+    yardstick = s_tir.Schedule(problem.workload())
+    problem.apply_yardstick(yardstick)
+    mine = s_tir.Schedule(problem.workload())
+    try:
+        schedule(mine)
+    except Exception as error:  # noqa: BLE001  (a student's schedule may raise anything)
+        return _costs_unavailable(yardstick, f"your schedule raised {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
+    binding = check_binding(mine)
+    if not binding.passed:
+        return _costs_unavailable(yardstick, binding.message)
+    try:
+        return costs_table({"yardstick (one thread per pixel)": yardstick.mod, name: mine.mod})
+    except Exception as error:  # noqa: BLE001  (TVM may refuse to lower what it scheduled)
+        return _costs_unavailable(yardstick, f"TVM could not lower it for a GPU: {type(error).__name__}")
+
+
+def _costs_unavailable(yardstick, why: str):
+    from .tables import Table
+
+    table = costs_table({"yardstick (one thread per pixel)": yardstick.mod})
+    return Table.of(table.columns, table.rows, "Counted costs: the yardstick's only", note=f"Your schedule is not counted: {why}")

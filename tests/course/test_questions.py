@@ -19,7 +19,9 @@ from autograder.problems.variants import JOURNAL, VARIANTS, Variant
 from .conftest import source_notebook
 
 RIGHT = {"TILES_PER_CHANNEL": 196, "TILE_BYTES": 1024, "WHOLE_BYTES": 3211264, "HALO_PIXELS": 324}
-GPU_RIGHT = {"THREADS_PER_BLOCK": 256, "BLOCKS": 3136, "SHARED_BYTES": 2048}
+GPU_RIGHT = {"THREADS_PER_BLOCK": 256, "BLOCKS": 784, "SHARED_BYTES": 3888}
+# The GPU design: a block per (4 output channels, tile), whose padded input tile is staged in shared memory.
+CHANNELS_PER_BLOCK = 4
 
 
 def from_variant(variant: Variant = JOURNAL) -> dict[str, dict[str, int]]:
@@ -33,7 +35,10 @@ def from_variant(variant: Variant = JOURNAL) -> dict[str, dict[str, int]]:
             "WHOLE_BYTES": channels * height * width * 4,
             "HALO_PIXELS": (rows + shape.kernel - 1) * (cols + shape.kernel - 1),
         },
-        "gpu-tile-arithmetic": {"THREADS_PER_BLOCK": rows * cols, "BLOCKS": shape.batch * channels * tiles, "SHARED_BYTES": 2 * rows * cols * 4},
+        "gpu-tile-arithmetic": {
+            "THREADS_PER_BLOCK": rows * cols, "BLOCKS": shape.batch * channels // CHANNELS_PER_BLOCK * tiles,
+            "SHARED_BYTES": shape.in_channels * (rows + shape.kernel - 1) * (cols + shape.kernel - 1) * 4,
+        },
     }
 
 

@@ -158,7 +158,7 @@ def test_gpu_limits_catch_too_many_threads(func):
 
 
 def test_gpu_fusion_needs_a_fast_scope(func):
-    """Bound tiles alone leave the global intermediates whole; set_scope('shared') shrinks them."""
+    """Bound tiles alone leave the global intermediates whole; the hint says which scope shrinks them."""
 
     def journal_bound_without_scope(sch):
         conv = sch.get_sblock("conv2d_nchw")
@@ -168,7 +168,7 @@ def test_gpu_fusion_needs_a_fast_scope(func):
 
     unscoped = scheduled(func, "journal", journal_bound_without_scope).mod["main"]
     outcome = checks.check_fusion(func, unscoped, cuda(), 48 * 1024)
-    assert not outcome.passed and "set_scope" in outcome.message
+    assert not outcome.passed and "set_scope(sch.get_sblock('conv2d_nchw'), 0, 'local')" in outcome.message
     assert checks.check_fusion(func, scheduled(func, "gpu_bound").mod["main"], cuda(), 48 * 1024).passed
 
 

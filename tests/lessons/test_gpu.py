@@ -23,9 +23,47 @@ def test_a_bound_schedule_yields_cuda_source(fused_func):
     kernels = gpu.kernels_only(source)
     assert kernels.startswith('extern "C" __global__')
     facts = gpu.source_facts(source)
-    assert facts["kernels"] == 2
-    assert facts["shared bytes per block"] == 16 * 16 * 4
+    assert facts["kernels"] == 1  # the padding is computed while the input tile is staged
+    assert facts["shared bytes per block"] == (3 * 18 * 18 + 4 * 27) * 4  # input tile with its halo, 4 channels' weights
     assert set(facts["threads per block, by kernel"].values()) == {256}
+
+
+def test_the_reference_counted_costs_beat_the_yardsticks(fused_func):
+    """Lesson 2's reasoning, counted on the lowered kernels: staging what several threads read in
+    shared memory, keeping each thread's own values in registers and giving a thread several
+    outputs moves far fewer bytes through global memory at the price of one barrier."""
+    from autograder.problems import get_problem
+
+    problem = get_problem("gpu-fused-conv")
+    yardstick = schedules.apply(fused_func, problem.apply_yardstick)
+    reference = schedules.apply(fused_func, solutions.schedule("gpu_bound"))
+    ours, theirs = gpu.counted_costs(reference.mod), gpu.counted_costs(yardstick.mod)
+    assert ours.global_bytes_per_output * 10 < theirs.global_bytes_per_output
+    assert ours.kernels < theirs.kernels and ours.outputs_per_thread == 4 > theirs.outputs_per_thread == 1
+    assert ours.multiply_adds_per_thread == 4 * 27 and theirs.multiply_adds_per_thread == 27
+    assert ours.barriers_per_thread == 1 and theirs.barriers_per_thread == 0
+    # shared memory holds only the staged inputs, never a thread's own intermediates
+    assert ours.shared_bytes_per_block == (3 * 18 * 18 + 4 * 27) * 4 and theirs.shared_bytes_per_block == 0
+    table = gpu.costs_table({"yardstick": yardstick.mod, "reference": reference.mod})
+    assert table.columns == ("", "yardstick", "reference") and "only a GPU says" in table.note
+    assert table.rows[0] == ("kernels launched", "2", "1")
+
+
+def test_the_notebooks_costs_table_counts_a_students_schedule_or_says_why_not():
+    from autograder.problems.variants import VARIANTS
+
+    variant = VARIANTS[0]
+    table = gpu.costs_beside_yardstick(bind_pixels(128, scope="local"), variant)
+    assert table.columns[1:] == ("yardstick (one thread per pixel)", "your schedule")
+    assert table.column("your schedule")[4] == "128"  # threads per block
+    assert table.column("yardstick (one thread per pixel)")[5] == str(variant.out_channels * variant.height * variant.width // 256)
+
+    def raises(sch):
+        sch.get_sblock("no_such_block")
+
+    unbound = gpu.costs_beside_yardstick(lambda sch: None, variant)
+    assert "not counted" in unbound.note and "'pad_temp' is not bound" in unbound.note
+    assert "your schedule raised" in gpu.costs_beside_yardstick(raises, variant).note
 
 
 def test_source_facts_on_a_small_kernel():
