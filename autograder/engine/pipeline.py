@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+from typing import Callable
 
 from ..problems import Problem, get_problem
 from ..problems.variants import JOURNAL, Variant
@@ -59,11 +60,14 @@ class UsageError(ValueError):
 
 
 def grade_source(problem_name: str, source: str, config: GraderConfig | None = None, target: str | None = None,
-                 *, variant: Variant | None = None, student: str | None = None, preflight: bool = True) -> Result:
+                 *, variant: Variant | None = None, student: str | None = None, preflight: bool = True,
+                 explain_syntax_error: Callable[[str], str | None] | None = None) -> Result:
     """Grade `source` on `variant`'s workload (the journal's when None); `student`, whose
     variant it is, is recorded in the Result beside the shape. The first grading of a process
     is preceded by the preflight (engine/preflight.py), which raises GraderUnusable when this
-    machine cannot grade its own known-good schedule."""
+    machine cannot grade its own known-good schedule. `explain_syntax_error(source)`, where
+    given, words a source that does not compile (a notebook cell's IPython lines:
+    nbgrader_ext/answer_cell.py); where it returns None, the syntax error's line says it."""
     config = config or GraderConfig()
     try:
         problem = get_problem(problem_name)
@@ -86,7 +90,7 @@ def grade_source(problem_name: str, source: str, config: GraderConfig | None = N
     if preflight:
         _preflight(config)
     variant = variant or JOURNAL
-    return _Grading(problem.with_shape(variant.shape), config, {"student": student, **variant.to_dict()}).run(source)
+    return _Grading(problem.with_shape(variant.shape), config, {"student": student, **variant.to_dict()}).run(source, explain_syntax_error)
 
 
 _passed: set[tuple] = set()
@@ -205,13 +209,13 @@ class _Grading:
             **fields,
         )
 
-    def run(self, source: str) -> Result:
+    def run(self, source: str, explain_syntax_error: Callable[[str], str | None] | None = None) -> Result:
         too_large = source_too_large(source)
         if too_large:
             return self.result("rejected", too_large)
         syntax = syntax_error(source)
         if syntax:
-            return self.result("error", syntax)
+            return self.result("error", (explain_syntax_error and explain_syntax_error(source)) or syntax)
         self.scratch = _grading_scratch()
         try:
             return self._run(source)

@@ -30,6 +30,13 @@ PREIMPORTED = (
 )
 
 
+GRADED_ALONE = (
+    "\n(your schedule is graded alone, in a fresh process: a name that only another cell of your notebook "
+    "defines, or that only your kernel has, is not there. Define {name} in the schedule cell, or move "
+    "the line that uses it to another cell)"
+)
+
+
 def student_frames(error: BaseException) -> list[str]:
     """Where in the student's own file the error came from, innermost last."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == SUBMISSION]
@@ -115,6 +122,9 @@ def main(argv: list[str]) -> None:
             f"{', '.join(PREIMPORTED)})"
         )
         send({"kind": "exception", "message": student_traceback(error) + note, "import_error": error.name})
+        _leave()
+    except NameError as error:  # most often a name that only another cell of the notebook defines
+        send({"kind": "exception", "message": student_traceback(error) + GRADED_ALONE.format(name=repr(error.name) if getattr(error, "name", None) else "that name")})
         _leave()
     except BaseException as error:  # SystemExit and KeyboardInterrupt too: the student's code raised them
         send({"kind": "exception", "message": student_traceback(error)})

@@ -48,14 +48,80 @@ def my_variant():
 
 
 def self_check(problem: str, schedule: Callable | str, variant=None, **settings):
-    """Grade `schedule` on `variant` (your own workload) the way the instructor will (with fresh
-    random inputs and timing)."""
+    """Grade your schedule cell on `variant` (your own workload) the way the instructor will (with
+    fresh random inputs and timing): the whole text of the cell that defined `schedule`, as plain
+    Python, alone, in a fresh process (answer_cell.py), which is what the class run grades. A
+    string is graded as given."""
     if autograding():
         return GradedOutsideTheKernel(problem)
-    from ..notebook_api import check
-    from ..problems.variants import current_student
+    import dataclasses
 
-    return check(problem, schedule, variant=variant, student=current_student() if variant is not None else None, **settings)
+    from ..engine.config import GraderConfig
+    from ..problems.variants import current_student
+    from .answer_cell import grade_schedule_cell
+
+    text = schedule if isinstance(schedule, str) else defining_cell(schedule)
+    config = dataclasses.replace(GraderConfig(), **settings)
+    return grade_schedule_cell(problem, text, config, variant=variant, student=current_student() if variant is not None else None)
+
+
+class CellNotFound(LookupError):
+    """The cell that defined a function is not in this kernel's input history; the message says why."""
+
+
+def defining_cell(function: Callable) -> str:
+    """The text of the notebook cell that last defined `function` in this kernel, as written (from
+    IPython's input history): the cell the class run grades. Found by the name IPython compiled
+    the cell under, which is the function's file name; a cell under a cell magic (`%%time`) runs
+    under a name of the magic's own, and is the newest cell that defines the function once its
+    IPython lines are set aside."""
+    name = getattr(function, "__name__", repr(function))
+    code = getattr(function, "__code__", None)
+    shell = _shell()
+    if code is None or shell is None:
+        where = "outside a notebook's kernel" if shell is None else f"{name!r} is not a function defined in Python"
+        raise CellNotFound(f"cannot find the cell that defined {name} ({where}): pass the schedule cell's text as a string")
+    history = list(shell.history_manager.input_hist_raw)
+    for number in range(len(history) - 1, 0, -1):
+        raw = history[number]
+        try:
+            compiled_as = shell.compile.get_code_name(raw, shell.transform_cell(raw), number)
+        except Exception:  # a cell IPython itself cannot transform defined nothing
+            continue
+        if compiled_as == code.co_filename and name in _bound_by(raw):
+            return raw
+    if os.path.isfile(code.co_filename) and not _is_cell_file(code.co_filename):
+        raise CellNotFound(f"{name} was defined in {code.co_filename}, not in a cell of this notebook: the grader grades "
+                           f"your schedule cell's text, alone, so define {name}(sch) in that cell and run it")
+    for raw in reversed(history[1:]):
+        if name in _bound_by(raw):
+            return raw
+    raise CellNotFound(f"cannot find the cell that defined {name} in this kernel's history: run your schedule cell again, "
+                       "then this one")
+
+
+def _shell():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()
+
+
+def _is_cell_file(path: str) -> bool:
+    """ipykernel names a cell's code after a file in its temporary folder (ipykernel/compiler.py)."""
+    return os.path.basename(os.path.dirname(path)).startswith("ipykernel_")
+
+
+def _bound_by(raw: str) -> set[str]:
+    """The names a cell binds, read as plain Python with its IPython lines set aside."""
+    from .answer_cell import ipython_only_lines
+    from .safe_arithmetic import names_bound
+
+    lines = raw.splitlines()
+    for line in ipython_only_lines(raw):
+        lines[line.number - 1] = ""
+    return names_bound("\n".join(lines))
 
 
 def points(result, part: str, out_of: float) -> float:
@@ -70,18 +136,98 @@ def points(result, part: str, out_of: float) -> float:
 
 
 def check_answer_format(question_set: str, namespace: Mapping[str, object]) -> None:
-    """The visible check of a question cell: every answer is there and is a number."""
+    """The visible check of a question cell: for each answer, what the grader reads of it in the
+    answer cell's text (the newest cell run in this kernel that assigns any of them), read as the
+    class run reads it (safe_arithmetic.py) on this student's variant, and where that differs from
+    the value in this kernel; an answer the grader leaves unread, with its line and why. It never
+    says whether an answer is right: the key is not in this package."""
+    names = [q.name for q in get_question_set(question_set)]
+    cell = answer_cell_text(names)
+    if cell is None:  # outside a notebook's kernel: only the values here can be looked at
+        _check_values(names, namespace)
+        return
+    from .safe_arithmetic import read_assignments
+
+    read = read_assignments(cell, _variant_constants(namespace))
+    unread = read.problems_for(names)
     missing = []
-    for question in get_question_set(question_set):
-        value = namespace.get(question.name)
-        if value is None:
-            missing.append(question.name)
+    for name in names:
+        here = namespace.get(name, _NOT_SET)
+        if name in unread:
+            print(f"{name}: unread ({unread[name]}): as the cell stands it scores nothing")
+        elif name not in read.values:
+            missing.append(name)
+            print(f"{name}: no answer in the answer cell")
+        elif _same(read.values[name], here):
+            print(f"{name} = {read.values[name]!r}: read by the grader as {read.values[name]!r}")
         else:
-            kind = "a number" if isinstance(value, numbers.Real) and not isinstance(value, bool) else f"NOT a number ({type(value).__name__})"
-            print(f"{question.name} = {value!r}: {kind}")
+            kernel = "no value" if here is _NOT_SET else f"{_shown(here)}"
+            print(f"{name}: the grader reads {read.values[name]!r} from the answer cell, but this kernel has {kernel}: "
+                  "the grader goes by the cell's text alone (another cell changed it, or the cell was edited since it ran)")
+    for note in read.notes:
+        print(f"The answer cell: {note}")
     if missing:
         raise NameError(f"assign a number to {', '.join(missing)} in the answer cell above")
-    print("All answers are there. The grader checks their values when you submit.")
+    if unread:
+        raise UnreadAnswers(f"the grader cannot read {', '.join(unread)}: write each as NAME = a number or arithmetic, "
+                            "on a line of its own at the top level of the answer cell")
+    print("All answers are there, read as shown. The grader checks their values when you submit.")
+
+
+class UnreadAnswers(ValueError):
+    """An answer the grader would not read (inside an `if`, a `def`, ...); the message names them."""
+
+
+_NOT_SET = object()
+
+
+def answer_cell_text(names) -> str | None:
+    """The newest cell run in this kernel that binds any of `names` (IPython's input history);
+    None outside IPython or where no cell does."""
+    shell = _shell()
+    if shell is None:
+        return None
+    wanted = set(names)
+    history = list(shell.history_manager.input_hist_raw)
+    return next((raw for raw in reversed(history[1:]) if wanted & _bound_by(raw)), None)
+
+
+def _variant_constants(namespace: Mapping[str, object]) -> dict[str, int]:
+    """The sizes the grader reads the answers with: this student's variant, as my_variant finds it."""
+    from ..problems.variants import Variant, VariantError, student_variant
+
+    try:
+        return student_variant()[1].constants()
+    except VariantError:
+        shown = namespace.get("VARIANT")
+        return shown.constants() if isinstance(shown, Variant) else {}
+
+
+def _same(read, here) -> bool:
+    try:
+        return isinstance(here, numbers.Real) and not isinstance(here, bool) and float(read) == float(here)
+    except (OverflowError, ValueError):
+        return False
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_values(names, namespace: Mapping[str, object]) -> None:
+    missing = []
+    for name in names:
+        value = namespace.get(name)
+        if value is None:
+            missing.append(name)
+        else:
+            kind = "a number" if isinstance(value, numbers.Real) and not isinstance(value, bool) else f"NOT a number ({type(value).__name__})"
+            print(f"{name} = {value!r}: {kind}")
+    if missing:
+        raise NameError(f"assign a number to {', '.join(missing)} in the answer cell above")
+    print("All answers are there. The grader reads them from the answer cell's text when you submit "
+          "(run this in the notebook to see what it reads).")
 
 
 def question_points(question_set: str, namespace: Mapping[str, object], out_of: float) -> float:

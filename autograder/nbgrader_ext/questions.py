@@ -98,7 +98,7 @@ def keyed_for(key: Sequence[Explained], solution: str, constants: Mapping[str, i
     for question in key:
         expected = read.values.get(question.name)
         if expected is None:
-            why = read.problems.get(question.name) or "it does not assign it"
+            why = read.problem(question.name) or "it does not assign it"
             raise AnswerKeyError(f"the solution cell cannot give {question.name} for {dict(constants)}: {why}")
         try:
             explanation = question.explanation.format_map(dict(constants))
@@ -109,13 +109,15 @@ def keyed_for(key: Sequence[Explained], solution: str, constants: Mapping[str, i
 
 
 def mark_answers(key: Sequence[KeyedQuestion], values: Mapping[str, object], problems: Mapping[str, str] | None = None) -> tuple[float, list[Verdict]]:
-    """The fraction of the questions in `key` answered right (each counts the same), and why."""
+    """The fraction of the questions in `key` answered right (each counts the same), and why.
+    `problems`: why an answer's last binding is unread ("line N: why"), which no value given
+    for it overrides (safe_arithmetic.ReadAnswers.problems_for)."""
     problems = problems or {}
     verdicts = []
     for question in key:
         given = values.get(question.name)
         if question.name in problems:
-            verdicts.append(Verdict(question.name, False, f"{question.name}: could not be read ({problems[question.name]})"))
+            verdicts.append(Verdict(question.name, False, f"{question.name}: unread ({problems[question.name]})"))
         elif given is None:
             verdicts.append(Verdict(question.name, False, f"{question.name}: no answer (assign a number to {question.name})"))
         elif not _is_number(given):

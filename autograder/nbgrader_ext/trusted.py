@@ -120,9 +120,9 @@ class TrustedGrading:
         return self
 
     def _grade_schedule(self, answer: Answer, source: str) -> Result:
-        from ..engine.pipeline import grade_source
+        from .answer_cell import grade_schedule_cell
 
-        result = grade_source(answer.name, source, self.config, variant=self.variant, student=self.student)
+        result = grade_schedule_cell(answer.name, source, self.config, variant=self.variant, student=self.student)
         return keep_band(result, self.earlier.get(answer.grade_id))
 
     def finish(self) -> TrustedVerdicts:
@@ -172,7 +172,8 @@ def _mark_questions(answer: Answer, source: str | None, variant: Variant, why_mi
         fraction, verdicts, notes = 0.0, [], [why_missing or f"the answer cell '{answer.grade_id}' is missing from the submission"]
     else:
         read = read_assignments(source, variant.constants())
-        fraction, verdicts = mark_answers(answer.key_for(variant), read.values, read.problems)
+        key = answer.key_for(variant)
+        fraction, verdicts = mark_answers(key, read.values, read.problems_for(q.name for q in key))
         notes = read.notes
     return {
         "fraction": round(fraction, 4),

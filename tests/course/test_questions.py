@@ -123,7 +123,7 @@ def test_marking_gives_one_share_per_right_answer_and_explains_wrong_ones():
     [
         ({}, {}, "no answer"),
         ({"TILES_PER_CHANNEL": "196"}, {}, "not a number"),
-        ({}, {"TILES_PER_CHANNEL": "it calls f()"}, "could not be read"),
+        ({}, {"TILES_PER_CHANNEL": "line 1: it calls f()"}, "unread (line 1: it calls f())"),
         ({"TILES_PER_CHANNEL": 10**400}, {}, "not right"),
     ],
 )

@@ -24,10 +24,10 @@ def test_other_code_is_reported_not_run(tmp_path):
     marker = tmp_path / "ran"
     source = (
         f"X = open({str(marker)!r}, 'w').write('x')\n"
-        "Y = __import__('os').getpid()\n"
         "Z = helper()\n"
         "W = 'text'\n"
         "V = undefined + 1\n"
+        "Y = __import__('os').getpid()\n"  # last: after it, any name may have been bound
     )
     read = read_assignments(source)
     assert read.values == {}
@@ -35,6 +35,7 @@ def test_other_code_is_reported_not_run(tmp_path):
     assert "helper()" in read.problems["Z"] and "does not run" in read.problems["Z"]
     assert "not a number" in read.problems["W"]
     assert "assigned earlier" in read.problems["V"]
+    assert "__import__" in read.problems["Y"]
     assert not marker.exists()
 
 
@@ -114,7 +115,7 @@ def test_an_overflowing_answer_scores_zero_for_its_question_only():
     fraction, verdicts = mark_answers(key, read.values, read.problems)
     by_name = {v.name: v for v in verdicts}
     assert by_name["TILES_PER_CHANNEL"].right and not by_name["TILE_BYTES"].right
-    assert "could not be read" in by_name["TILE_BYTES"].message and fraction == 0.25
+    assert "TILE_BYTES: unread (line 2: " in by_name["TILE_BYTES"].message and fraction == 0.25
 
 
 @pytest.mark.timeout(30)
@@ -122,3 +123,92 @@ def test_round_with_reasonable_digits_still_works():
     read = read_assignments("A = round(1234, -2)\nB = round(2.675, 2)\nC = round(7, 64)")
     assert read.values == {"A": 1200, "B": 2.67, "C": 7}
     assert "out of range" in read_assignments("X = round(5, 65)").problems["X"]
+
+
+# Every statement that binds a name is read as Python runs it, or leaves the name unread with its
+# line and why: never an earlier value, never "no answer" (issue 43, item 2).
+
+def test_unpacking_chained_and_parenthesised_assignments_are_read_as_python_runs_them():
+    read = read_assignments("A = 0\nB = 0\nA, B = 3 * 4, 5\nC = D = 2 + 3\n(E) = 7\n[F, (G, H)] = 1, [2, 3]\nA, B = B, A\n")
+    assert read.values == {"A": 5, "B": 12, "C": 5, "D": 5, "E": 7, "F": 1, "G": 2, "H": 3}
+    assert read.problems == {} and read.anything is None
+
+
+def test_placeholders_then_unpacking_read_the_last_values_with_the_variants_constants():
+    read = read_assignments("TILE_BYTES = 0\nWHOLE_BYTES = 0\nTILE_BYTES, WHOLE_BYTES = TILE_ROWS * TILE_COLS * 4, 2 * TILE_ROWS\n",
+                            {"TILE_ROWS": 8, "TILE_COLS": 16})
+    assert read.values == {"TILE_BYTES": 512, "WHOLE_BYTES": 16} and read.problems == {}
+
+
+UNREAD = {  # source -> (name, line, words of the why)
+    "X = 1\nif True:\n    X = 2\n": ("X", 3, "inside an `if` block (line 2)"),
+    "X = 1\nfor X in range(3):\n    pass\n": ("X", 2, "inside a `for` loop"),
+    "X = 1\nwhile False:\n    X = 2\n": ("X", 3, "inside a `while` loop"),
+    "X = 1\nwith open('f') as X:\n    pass\n": ("X", 2, "inside a `with` block"),
+    "X = 1\ntry:\n    X = 2\nexcept Exception:\n    pass\n": ("X", 3, "inside a `try` statement"),
+    "X = 1\ntry:\n    pass\nexcept Exception as X:\n    pass\n": ("X", 4, "inside a `try` statement"),
+    "X = 1\nmatch 2:\n    case X:\n        pass\n": ("X", 3, "inside a `match` statement"),
+    "X = 1\ndef X(): pass\n": ("X", 2, "bound by a `def`"),
+    "X = 1\nclass X: pass\n": ("X", 2, "bound by a `class`"),
+    "X = 1\nimport math as X\n": ("X", 2, "bound by an import"),
+    "X = 1\nfrom math import pi as X\n": ("X", 2, "bound by an import"),
+    "X = 1\nprint(X := 2)\n": ("X", 2, "bound by `:=`"),
+    "X = 1\n[(X := i) for i in range(3)]\n": ("X", 2, "bound by `:=`"),
+    "X = 1\ndel X\n": ("X", 2, "removed by `del`"),
+    "X = 1\ndef f():\n    global X\n    X = 2\nf()\n": ("X", 3, "declares it `global`"),
+    "X = 1\nX, *Y = 1, 2, 3\n": ("X", 2, "not `*NAME`"),
+    "X = 1\nX, Y = divmod(7, 2)\n": ("X", 2, "it unpacks only written values"),
+    "X = 1\nX, Y = 1, 2, 3\n": ("X", 2, "3 values unpacked into 2 names"),
+    "X = 1\nexec('X = 2')\n": ("X", 2, "`exec` can assign any name"),
+    "X = 1\nglobals()['X'] = 2\n": ("X", 2, "assigns into an object (`globals()['X']`)"),
+    "X = 1\nvars().update(X=2)\n": ("X", 2, "`vars` can assign any name"),
+    "X = 1\nimport sys\nsys.modules[__name__].X = 2\n": ("X", 3, "assigns into an object"),
+    "X = 1\nfrom math import *\n": ("X", 2, "`import *`"),
+}
+
+
+@pytest.mark.parametrize("source", UNREAD, ids=[s.splitlines()[1].strip() for s in UNREAD])
+def test_an_answer_whose_last_binding_is_not_read_is_unread_with_its_line_and_why(source):
+    name, line, why = UNREAD[source]
+    read = read_assignments(source)
+    assert name not in read.values  # never the earlier value
+    assert read.problem(name).startswith(f"line {line}: ") and why in read.problem(name), read.problem(name)
+
+
+def test_a_name_no_statement_binds_is_unread_after_a_statement_that_can_bind_any_name():
+    read = read_assignments("exec(open('answers.py').read())\nB = 2\n")
+    assert read.values == {"B": 2}
+    assert read.problem("A").startswith("line 1: ") and read.problem("B") is None  # bound again after it
+    plain = read_assignments("B = 2\n")
+    assert plain.problem("A") is None  # nothing could have bound A: no answer
+
+
+def test_names_of_other_scopes_are_not_the_cells():
+    read = read_assignments("X = 1\n[X for X in range(3)]\nf = lambda X=2: (X := 3)\nclass C:\n    X = 4\ndef g(X):\n    X = 5\n")
+    assert read.values["X"] == 1 and "X" not in read.problems
+
+
+def test_an_annotation_alone_binds_nothing():
+    assert read_assignments("X = 3\nX: int\n").values == {"X": 3}
+
+
+def test_a_right_answer_under_an_if_is_marked_unread_not_wrong():
+    from autograder.nbgrader_ext.plan import load_plan
+    from autograder.nbgrader_ext.questions import mark_answers
+
+    from .conftest import source_notebook
+
+    source = ("TILES_PER_CHANNEL = 0\nTILE_BYTES = 0\nWHOLE_BYTES = 0\nTILES_PER_CHANNEL = 196\n"
+              "TILE_BYTES, WHOLE_BYTES = 16 * 16 * 4, 16 * 224 * 224 * 4\nif True:\n    HALO_PIXELS = 18 * 18\n")
+    read = read_assignments(source)
+    key = load_plan(source_notebook("tiling")).answers["tile-arithmetic"].key_for(JOURNAL)
+    fraction, verdicts = mark_answers(key, read.values, read.problems_for(q.name for q in key))
+    by_name = {v.name: v.message for v in verdicts}
+    assert fraction == 0.75
+    assert by_name["TILE_BYTES"] == "TILE_BYTES = 1024: right" and by_name["WHOLE_BYTES"] == "WHOLE_BYTES = 3211264: right"
+    assert by_name["HALO_PIXELS"].startswith("HALO_PIXELS: unread (line 7: assigned inside an `if` block (line 6)")
+
+
+def test_a_long_expression_is_walked_without_recursion():
+    read = read_assignments("X = " + "+".join(["1"] * 900) + "\nif True:\n    Y = 1\n")
+    assert "Y" in read.problems
