@@ -42,36 +42,16 @@ What it changes from nbgrader's defaults, and why:
 """
 import os
 
-from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import (
-    AssignLatePenalties,
-    CheckCellMetadata,
-    ClearHiddenTests,
-    IgnorePattern,
-    LimitOutput,
-)
-
-from nbgrader.converters import Autograde, GenerateAssignment
+from nbgrader.converters import GenerateAssignment
 
 from autograder.course.feedback_release import CourseReleaseFeedback
 from autograder.lms.download import CANVAS_NAMED_REGEXP
-from autograder.nbgrader_ext.feedback import (
-    FEEDBACK_TEMPLATE,
-    FeedbackExporter,
-    GetGradesWithPending,
-    PendingAwareCsvExport,
-    feedback_template_dirs,
-)
-from autograder.nbgrader_ext.feedback_html import SanitizeFeedback, clean_html
+from autograder.nbgrader_ext.feedback import PendingAwareCsvExport
 from autograder.lms.nbgrader_collector import LMSCollector, SafeExtractor
-from autograder.nbgrader_ext.normalise import NormaliseSubmission, SubmissionExporter
-from autograder.nbgrader_ext.preprocessors import (
-    ResilientExecute,
-    SaveTrustedGrades,
-    StartTrustedGrading,
-    StripInstructorMetadata,
-    WriteVariantsTable,
-)
+from autograder.nbgrader_ext.preprocessors import StripInstructorMetadata, WriteVariantsTable
+# The steps a class run grades with: `tvm-course grade` refuses a course whose configuration
+# lacks any of the lines below that use it (autograder/nbgrader_ext/trusted_steps.py)
+from autograder.nbgrader_ext import trusted_steps
 
 c = get_config()  # noqa: F821 (nbgrader provides it)
 
@@ -105,19 +85,12 @@ c.TrustedGrader.execute_student_notebooks = False
 # source and the gradebook before nbgrader's own sanitising steps, taking only the text of the
 # answer cells from it (autograder/nbgrader_ext/normalise.py). A file that holds no notebook
 # scores 0, with its cause in the feedback and the CSV, instead of failing every run.
-c.Autograde.exporter_class = SubmissionExporter
-c.Autograde.sanitize_preprocessors = [NormaliseSubmission, *Autograde.class_traits()["sanitize_preprocessors"].default()]
+c.Autograde.exporter_class = trusted_steps.autograde_exporter()  # SubmissionExporter
+c.Autograde.sanitize_preprocessors = trusted_steps.sanitize_preprocessors()  # NormaliseSubmission, then nbgrader's
 
-c.Autograde.autograde_preprocessors = [
-    StartTrustedGrading,
-    *([ResilientExecute] if c.TrustedGrader.execute_student_notebooks else []),
-    IgnorePattern,
-    ClearMetadataPreprocessor,
-    LimitOutput,
-    SaveTrustedGrades,
-    AssignLatePenalties,
-    CheckCellMetadata,
-]
+# The trusted grading: StartTrustedGrading first, SaveTrustedGrades scores the test cells, and
+# ResilientExecute runs the notebook only where execute_student_notebooks (above) says so
+c.Autograde.autograde_preprocessors = trusted_steps.autograde_preprocessors(c)
 
 # Settings of the trusted re-grade (autograder.engine.config.GraderConfig fields), e.g. for a GPU
 # assignment graded from a machine without one:
@@ -128,12 +101,12 @@ c.TrustedGrader.settings = {}
 # and that nothing a student wrote, printed or tagged can run in the page or restyle it
 # (autograder/nbgrader_ext/feedback_html.py): SanitizeFeedback keeps only what the page shows,
 # and every piece of HTML from a notebook goes through a strict clean_html.
-c.GenerateFeedback.preprocessors = [GetGradesWithPending, ClearHiddenTests, CSSHTMLHeaderPreprocessor, SanitizeFeedback]
-c.GenerateFeedback.exporter_class = FeedbackExporter  # HTMLExporter, its compiled templates kept between submissions
-c.HTMLExporter.template_name = FEEDBACK_TEMPLATE
-c.HTMLExporter.extra_template_basedirs = feedback_template_dirs()
+c.GenerateFeedback.preprocessors = trusted_steps.feedback_preprocessors()  # GetGradesWithPending, ..., SanitizeFeedback
+c.GenerateFeedback.exporter_class = trusted_steps.feedback_exporter()  # HTMLExporter, its compiled templates kept between submissions
+c.HTMLExporter.template_name = trusted_steps.FEEDBACK_TEMPLATE
+c.HTMLExporter.extra_template_basedirs = trusted_steps.feedback_template_dirs()
 c.HTMLExporter.sanitize_html = True
-c.HTMLExporter.filters = {"clean_html": clean_html}
+c.HTMLExporter.filters = trusted_steps.feedback_filters()
 
 # `nbgrader export`: nbgrader's CSV, except that a submission with pending grades gets an empty
 # score (and the pending points in a column of their own), never the sum of the rest

@@ -70,3 +70,24 @@ def course_directory(config: Config):
     from nbgrader.coursedir import CourseDirectory
 
     return CourseDirectory(config=config)
+
+
+def require_trusted_steps(root: Path, config: Config) -> None:
+    """Refuse a course whose configuration would have nbgrader grade as it stock does (each
+    student's notebook run in a Jupyter kernel as the grading user, the test cells scored from
+    what it printed), saying what is wrong and the lines that put it right
+    (nbgrader_ext/trusted_steps.py)."""
+    from ..nbgrader_ext import trusted_steps
+
+    wrong = trusted_steps.missing(config)
+    if not wrong:
+        return
+    found = "\n".join(f"  - {required.line.split(' = ')[0]}: {why}" for required, why in wrong)
+    lines = "\n".join(f"    {line}" for line in trusted_steps.lines_to_add(wrong).splitlines())
+    raise CourseError(
+        f"{Path(root) / CONFIG_FILE} does not put the course's trusted grading in place, so nbgrader would grade this "
+        "course as it stock does: each student's notebook run in a Jupyter kernel as the grading user, and the test "
+        f"cells scored from what it printed. Not grading. What is wrong:\n{found}\n"
+        f"Add these lines at the end of {CONFIG_FILE} (the course's own course/{CONFIG_FILE} says what each does):\n{lines}"
+    )
+

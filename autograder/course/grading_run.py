@@ -52,7 +52,7 @@ from ..engine.pipeline import GraderUnusable, preflight
 from ..nbgrader_ext.preprocessors import TrustedGrader
 from ..nbgrader_ext.plan import PlanError, load_plan
 from ..problems import get_problem
-from .course_dir import CourseError, course_directory, find_course_root, load_course_config
+from .course_dir import CourseError, course_directory, find_course_root, load_course_config, require_trusted_steps
 from .gradebook_sync import copy_gradebook, merge_rows, merge_submission, share_engines, sqlite_path, sqlite_url
 from .submissions import (
     Decision, RunAbilities, Submission, fingerprint, find_submissions, graded_directory, grading_decision, record_graded,
@@ -240,6 +240,7 @@ def open_course(options: GradingOptions) -> Course:
 def check(course: Course, options: GradingOptions) -> Checked:
     """Before anyone is graded: the assignment, its settings and this machine (each failure says
     what to do), then what other users of this machine could read."""
+    require_trusted_steps(course.root, course.config)  # first: nothing is graded by stock nbgrader
     main_url = course.coursedir.db_url
     checked = _check_assignment(course.coursedir, options.assignment, main_url,
                                 dict(course.config.TrustedGrader.get("settings", {})))

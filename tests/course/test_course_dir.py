@@ -11,9 +11,12 @@ from nbgrader.api import Gradebook
 from nbgrader.utils import parse_utc
 from sqlalchemy.exc import SAWarning
 
-from autograder.course.course_dir import CourseError, course_directory, find_course_root, load_course_config
+from autograder.course.course_dir import (
+    CourseError, course_directory, find_course_root, load_course_config, require_trusted_steps,
+)
 from autograder.course.samples import load_samples
 from autograder.course.scratch_course import copy_course, release_leaks
+from autograder.nbgrader_ext import trusted_steps
 from autograder.course.submissions import (
     GRADED_RECORD, Recorded, RunAbilities, find_submissions, fingerprint, graded_directory, grading_decision, needs_grading,
     record_graded, recorded_submissions, submission_digest,
@@ -34,6 +37,80 @@ def test_a_broken_config_file_is_reported(tmp_path):
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nraise RuntimeError('typo')\n")
     with pytest.raises(CourseError, match="typo"):
         load_course_config(tmp_path)
+
+
+# ---------------------------------------------------------------- the trusted steps in the course's configuration
+
+SHIPPED_CONFIG = (COURSE / "nbgrader_config.py").read_text(encoding="utf-8")
+
+
+def scratch_config(tmp_path, text: str):
+    (tmp_path / "nbgrader_config.py").write_text(text, encoding="utf-8")
+    return load_course_config(tmp_path)
+
+
+def refusal(tmp_path, text: str) -> str:
+    with pytest.raises(CourseError) as refused:
+        require_trusted_steps(tmp_path, scratch_config(tmp_path, text))
+    return str(refused.value)
+
+
+def lines_it_says_to_add(message: str) -> list[str]:
+    return [line.strip() for line in message.split("Add these lines", 1)[1].splitlines()[1:]]
+
+
+def test_the_shipped_course_puts_every_trusted_step_in_place_with_the_very_lines_the_check_asks_for():
+    require_trusted_steps(COURSE, load_course_config(COURSE))
+    for line in [trusted_steps.IMPORT_LINE, *(required.line for required in trusted_steps.REQUIRED)]:
+        assert SHIPPED_CONFIG.count(line) == 1, line  # one place: the course takes its steps from the package
+
+
+@pytest.mark.parametrize("required", trusted_steps.REQUIRED, ids=lambda r: r.line.split(" = ")[0])
+def test_a_course_without_one_trusted_step_is_refused_with_the_line_to_add(tmp_path, required):
+    message = refusal(tmp_path, SHIPPED_CONFIG.replace(required.line, ""))
+    assert "not grading" in message.lower() and "run in a Jupyter kernel" in message
+    assert lines_it_says_to_add(message) == [trusted_steps.IMPORT_LINE, required.line]
+
+
+def test_a_course_with_nbgraders_own_configuration_is_refused_and_the_lines_it_names_put_it_right(tmp_path):
+    stock = "c = get_config()\nc.CourseDirectory.course_id = 'stock'\n"
+    message = refusal(tmp_path, stock)
+    for step in ("NotebookExporter", "NormaliseSubmission must come first", "Execute", "SaveAutoGrades scores them from the kernel's outputs",
+                 "SanitizeFeedback come last"):
+        assert step in message, step
+    added = lines_it_says_to_add(message)
+    assert added == [trusted_steps.IMPORT_LINE, *(required.line for required in trusted_steps.REQUIRED
+                                                   if required.line in "\n".join(added))]
+    require_trusted_steps(tmp_path, scratch_config(tmp_path, stock + "\n".join(added) + "\n"))
+
+
+@pytest.mark.parametrize("undoing, says", [
+    # the steps in place, then undone by a later line, a parent's section or a switch
+    ("c.Autograde.autograde_preprocessors = [*c.Autograde.autograde_preprocessors, 'nbgrader.preprocessors.Execute']",
+     "Execute would run the student's notebook in a Jupyter kernel"),
+    ("from autograder.nbgrader_ext.preprocessors import ResilientExecute\n"
+     "c.Autograde.sanitize_preprocessors = [*c.Autograde.sanitize_preprocessors, ResilientExecute]",
+     "ResilientExecute would run the student's notebook in a Jupyter kernel as the grading user (c.TrustedGrader.execute_student_notebooks is False)"),
+    ("c.StartTrustedGrading.enabled = False", "StartTrustedGrading is switched off"),
+    ("c.NormaliseSubmission.enabled = False", "NormaliseSubmission is switched off"),
+    ("del c.Autograde['exporter_class']\nc.BaseConverter.exporter_class = 'nbconvert.exporters.NotebookExporter'",
+     "autograde reads submissions with NotebookExporter"),
+    ("c.Autograde.sanitize_preprocessors = c.Autograde.sanitize_preprocessors[1:]", "NormaliseSubmission must come first"),
+    ("c.FeedbackExporter.template_name = 'classic'", "the feedback template is 'classic'"),
+    ("c.HTMLExporter.sanitize_html = False", "sanitize_html is not on"),
+    ("c.Autograde.autograde_preprocessors = ['no.such.Step']", "the step 'no.such.Step' cannot be imported"),
+])
+def test_trusted_steps_undone_after_they_are_set_are_refused(tmp_path, undoing, says):
+    assert says in refusal(tmp_path, SHIPPED_CONFIG + "\n" + undoing + "\n")
+
+
+def test_a_course_that_opts_in_to_running_notebooks_runs_them_with_the_courses_executor_only(tmp_path):
+    opted_in = SHIPPED_CONFIG.replace("c.TrustedGrader.execute_student_notebooks = False",
+                                      "c.TrustedGrader.execute_student_notebooks = True")
+    require_trusted_steps(tmp_path, scratch_config(tmp_path, opted_in))
+    stock_execute = opted_in + "\nfrom nbgrader.preprocessors import Execute\nc.Autograde.autograde_preprocessors = " \
+                              "[Execute if s.__name__ == 'ResilientExecute' else s for s in c.Autograde.autograde_preprocessors]\n"
+    assert "Execute would run the student's notebook" in refusal(tmp_path, stock_execute)
 
 
 def test_a_copy_leaves_generated_output_behind(tmp_path):

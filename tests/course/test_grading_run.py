@@ -275,6 +275,31 @@ def test_a_machine_that_cannot_grade_its_own_schedule_grades_no_one(run):
     assert grade_rows(run.root) == before
 
 
+def test_a_course_configured_for_stock_nbgrader_is_refused_with_the_lines_to_add_and_grades_no_one(run):
+    """Without the trusted steps in its nbgrader_config.py, nbgrader would run zed's notebook in a
+    kernel (whose extra cell writes the marker and full marks into the gradebook) and score what
+    it printed: the run refuses before anyone is graded, and names the lines that put it right."""
+    from autograder.nbgrader_ext import trusted_steps
+
+    config = run.root / "nbgrader_config.py"
+    shipped = config.read_text(encoding="utf-8")
+    before, graded_before = grade_rows(run.root), fingerprint(run.root / "autograded")
+    config.write_text(shipped.replace("c.Autograde.sanitize_preprocessors = trusted_steps.sanitize_preprocessors()", "")
+                      .replace("c.Autograde.autograde_preprocessors = trusted_steps.autograde_preprocessors(c)", ""), encoding="utf-8")
+    try:
+        with pytest.raises(CourseError, match="Not grading") as refused:
+            grade_assignment(options(run.root, force=True))
+    finally:
+        config.write_text(shipped, encoding="utf-8")
+    said = str(refused.value)
+    assert "NormaliseSubmission must come first" in said and "Execute would run the student's notebook" in said
+    assert said.rstrip().endswith("\n".join(f"    {line}" for line in (
+        trusted_steps.IMPORT_LINE, "c.Autograde.sanitize_preprocessors = trusted_steps.sanitize_preprocessors()",
+        "c.Autograde.autograde_preprocessors = trusted_steps.autograde_preprocessors(c)")))
+    assert grade_rows(run.root) == before and fingerprint(run.root / "autograded") == graded_before
+    assert not run.marker.exists()
+
+
 def test_errors_that_stop_a_run_say_what_to_do(run, tmp_path):
     unreleased = copy_course(COURSE, tmp_path / "course")
     with pytest.raises(CourseError, match="there is no gradebook"):
