@@ -144,7 +144,8 @@ class Evaluation:
 
             return {**report, "outcome": "schedule_error", "message": "replaying your schedule failed: " + schedule_error_text(error)}
         scheduled = schedule.mod["main"]
-        report["messages"].extend(validate_trace(trace, self.problem.target).dropped)  # what replay left out, and why
+        summary = validate_trace(trace, self.problem.target)
+        report["messages"].extend(summary.dropped + summary.notes)  # what replay left out, and why; hints that do nothing here
 
         self.timer.stage("checks")
         structural = [checks.check_interface(self.func, scheduled)]

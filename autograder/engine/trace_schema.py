@@ -60,6 +60,7 @@ class TraceSummary:
     instructions: int
     kinds: tuple[str, ...]  # distinct kinds used, in order of first use
     dropped: tuple[str, ...] = ()  # one note per instruction dropped before replay (DROPPED_HINTS)
+    notes: tuple[str, ...] = ()  # accepted hints that do nothing here, and what to do instead
 
 
 # ---- field types: each checks one JSON value and says what it expected --------------------
@@ -239,6 +240,30 @@ ANNOTATIONS = {
     "meta_schedule.cooperative_fetch": IntOrVar(1, 1024, "value"),  # a GPU load's vector length
     "meta_schedule.thread_extent_low_inclusive": Int(1, 1 << 16, "value"),
     "meta_schedule.thread_extent_high_inclusive": Int(1, 1 << 16, "value"),
+    # Software pipelining, as MetaSchedule's GPU design spaces annotate a reduction loop whose body
+    # fetches into shared memory and computes: TVM's InjectSoftwarePipeline rewrites the loop so the
+    # next iterations' fetches (into more buffers) overlap this one's compute; on CUDA sm_80+ the
+    # async stages' copies become cp.async. Its values are plain integer lists, and TVM itself
+    # refuses what it cannot lower safely (a list whose length is not the loop body's statements, a
+    # stage that would read what a later stage writes: the student's error, with TVM's reason);
+    # what it lowers is run and its outputs checked like any schedule. Lowered for OpenCL (no GPU
+    # here) the pipeline is the same and its copies synchronous, so that run checks the stages and
+    # the order; CUDA's async waits are TVM's code generation, which only a GPU run checks.
+    # (tests/engine/test_trace_schema.py: a MetaSchedule design space graded with them.)
+    "software_pipeline_stage": Numbers("value", 0, 8),
+    "software_pipeline_order": Numbers("value", 0, MAX_LIST - 1),
+    "software_pipeline_async_stages": Numbers("value", 0, 8),
+}
+
+# Annotations refused, with what a schedule loses by leaving them out (the refusal says so and
+# which line to remove). Any other key not in ANNOTATIONS gets the general sentence.
+REFUSED_ANNOTATIONS = {
+    "pragma_import_c": "it links C source into the build, code the grader cannot check; without it the "
+                       "schedule computes the same",
+    "pragma_import_llvm": "it links LLVM IR into the build, code the grader cannot check; without it the "
+                          "schedule computes the same",
+    "double_buffer_scope": "it asks TVM to double-buffer a shared buffer; without it fetches do not overlap "
+                           "compute (the software_pipeline_stage / _order annotations, accepted here, do that)",
 }
 
 # MetaSchedule's hints that are not harmless: their instruction is dropped from the trace before
@@ -388,7 +413,25 @@ def validate_trace(trace: object, target: str = "cpu") -> TraceSummary:
         if inst[0] not in kinds:
             kinds.append(inst[0])
     _check_decisions(decisions, instructions)
-    return TraceSummary(instructions=len(instructions), kinds=tuple(kinds), dropped=tuple(dropped))
+    return TraceSummary(instructions=len(instructions), kinds=tuple(kinds), dropped=tuple(dropped),
+                        notes=_unconsumed_hints(instructions, kinds))
+
+
+def _unconsumed_hints(instructions: list, kinds: list[str]) -> tuple[str, ...]:
+    """A note for each kind of accepted hint that the grader keeps but that does nothing without
+    MetaSchedule's post-processors, which a trace printed before `enter_postproc()` never ran."""
+    if "EnterPostproc" in kinds:
+        return ()
+    fetches = [i for i, inst in enumerate(instructions) if inst[0] == "Annotate" and inst[2] == ["meta_schedule.cooperative_fetch"]]
+    if not fetches:
+        return ()
+    return (f"instruction{'s' if len(fetches) > 1 else ''} {', '.join(map(str, fetches))} (annotate of the tuning hint "
+            "'meta_schedule.cooperative_fetch') kept, and doing nothing here: MetaSchedule's post-processor "
+            "(RewriteCooperativeFetch) would bind each such cache_read's fused loop to the block's threads, and the "
+            "grader runs no post-processor, so every thread copies the whole shared buffer itself. To share the "
+            "copy, split that fused loop and bind its inner part to threadIdx.x (as lesson 2's classifier head "
+            "does), or paste the trace MetaSchedule printed for a tuned schedule, whose lines after "
+            "sch.enter_postproc() do it.",)
 
 
 def replayable(trace: list) -> list:
@@ -413,8 +456,25 @@ def _check_dropped(index: int, inst: list, scope: _Scope) -> None:
     _check_field(where, "input 0 (block_or_loop)", Ref(BLOCK_OR_LOOP, "block_or_loop"), inputs[0], scope)
 
 
+def _refused_annotation(index: int, kind: str, inputs: list, key: str) -> str:
+    """Why an annotate or unannotate of `key` is refused, which line to remove, and what the
+    schedule loses without it."""
+    target = inputs[0] if inputs and isinstance(inputs[0], str) and _RV_NAME.fullmatch(inputs[0]) else "..."
+    line = (f'sch.annotate(block_or_loop={target}, ann_key="{key}", ann_val=...)' if kind == "Annotate"
+            else f'sch.unannotate(block_or_loop={target}, ann_key="{key}")')
+    loses = REFUSED_ANNOTATIONS.get(key, "an annotation asks TVM's lowering to treat the loop or block in some way, "
+                                         "which this grader cannot vouch for; without it the schedule computes the "
+                                         "same, lowered the ordinary way")
+    return (f"instruction {index} ({primitive_name(kind)}): the annotation {_show(key)} is not one this grader accepts. "
+            f"Remove the line {line} (as MetaSchedule prints it), and every sch.annotate or sch.unannotate with "
+            f"that ann_key: {loses}. Accepted: {', '.join(ANNOTATIONS)}, and MetaSchedule's other meta_schedule.* "
+            "hints, which are left out of the schedule with a note.")
+
+
 def _check_instruction(index: int, inst: list, scope: _Scope, target: str) -> None:
     kind, inputs, attrs, outputs = inst
+    if kind in ("Annotate", "Unannotate") and len(attrs) == 1 and isinstance(attrs[0], str) and attrs[0] not in ANNOTATIONS:
+        raise TraceRejected(_refused_annotation(index, kind, inputs, attrs[0]))
     if kind in REFUSED_KINDS:
         raise TraceRejected(f"instruction {index}: {primitive_name(kind)} is not allowed: {REFUSED_KINDS[kind]}")
     spec = SCHEMAS.get(kind)

@@ -356,3 +356,70 @@ def test_deeply_nested_values_are_rejected_and_shown_shallowly():
 def test_overlong_traces_are_rejected():
     many = [inst("GetSBlock", [], ["compute", "main"], [f"b{i}"]) for i in range(1001)]
     assert "at most" in rejected([many, []])
+
+
+# ---- a GPU schedule as MetaSchedule prints it: software pipelining, cooperative fetches --------
+
+def _gpu_traced(source: str) -> list:
+    from tvm import s_tir
+
+    from autograder.engine.replay import trace_to_json
+    from autograder.problems import get_problem
+
+    namespace: dict = {}
+    exec(compile(source, "submission.py", "exec"), namespace)
+    schedule = s_tir.Schedule(get_problem("gpu-fused-conv").workload())
+    namespace["schedule"](schedule)
+    return json.loads(json.dumps(trace_to_json(schedule.trace)))
+
+
+def test_a_gpu_design_space_metaschedule_printed_is_accepted_with_its_software_pipeline():
+    recorded = _gpu_traced(tuned_trace.submission(tuned_trace.GPU_DESIGN_SPACE))
+    summary = validate_trace(recorded, "cuda")
+    keys = {i[2][0] for i in recorded[0] if i[0] == "Annotate"}
+    assert {"software_pipeline_stage", "software_pipeline_order", "software_pipeline_async_stages",
+            "meta_schedule.cooperative_fetch"} <= keys
+    assert summary.dropped == () and replayable(recorded) == recorded
+    # never post-processed: its cooperative fetches are not bound to threads, and the note says how to
+    (note,) = summary.notes
+    assert "'meta_schedule.cooperative_fetch') kept, and doing nothing here" in note and "threadIdx.x" in note
+
+
+@pytest.mark.parametrize("key", ["software_pipeline_stage", "software_pipeline_order", "software_pipeline_async_stages"])
+@pytest.mark.parametrize("value", [[0, 0, 9**9], [-1], [], '"0, 0, 2"', '{"root_index": 0, "nodes": [{"type": "None"}]}', [0.5], 3])
+def test_a_software_pipelines_values_are_small_integer_lists(key, value):
+    message = rejected(trace(inst("Annotate", ["l4", value], [key])), "cuda")
+    assert message.startswith("instruction 2 (annotate): input 1 (value) must be a list of")
+
+
+def test_a_pipeline_tvm_cannot_lower_safely_is_the_students_error_with_tvms_reason(fast_config):
+    """TVM checks the annotation against the loop it pipelines: a stage list of the wrong length,
+    or stages that would read a fetch before it is made, is refused when the schedule is lowered."""
+    from autograder.engine.pipeline import grade_source
+
+    source = tuned_trace.submission(tuned_trace.GPU_DESIGN_SPACE)
+    for wrong, why in (("ann_val=[0, 0, 2]", "ann_val=[0, 0]"), ("ann_val=[0, 0, 2]", "ann_val=[2, 2, 0]")):
+        result = grade_source("gpu-fused-conv", source.replace(*((wrong, why))), fast_config)
+        assert result.status in ("error", "rejected") and result.score == 0 and not result.grader_fault, result.to_text()
+
+
+@pytest.mark.opencl
+def test_a_gpu_design_space_metaschedule_printed_grades_correct_on_the_opencl_device(fast_config):
+    from autograder.engine.pipeline import grade_source
+    from autograder.engine.runners import gpu_present
+
+    if gpu_present():
+        pytest.skip("a GPU is present: there the kernels run on it")
+    result = grade_source("gpu-fused-conv", tuned_trace.submission(tuned_trace.GPU_DESIGN_SPACE), fast_config)
+    assert result.status == "needs-gpu" and result.correct is True, result.to_text()
+    assert any("cooperative_fetch') kept, and doing nothing here" in m for m in result.messages)
+
+
+def test_a_refused_annotation_says_which_line_to_remove_and_what_the_schedule_loses():
+    message = rejected(trace(inst("Annotate", ["l4", 1], ["pragma_import_c"])))
+    assert message.startswith("instruction 2 (annotate): the annotation 'pragma_import_c' is not one this grader accepts")
+    assert 'Remove the line sch.annotate(block_or_loop=l4, ann_key="pragma_import_c", ann_val=...)' in message
+    assert "links C source into the build" in message and "software_pipeline_stage" in message
+    unknown = rejected(trace(inst("Unannotate", ["b0"], ["some_pass_hint"])))
+    assert 'Remove the line sch.unannotate(block_or_loop=b0, ann_key="some_pass_hint")' in unknown
+    assert "without it the schedule computes the same" in unknown
