@@ -452,10 +452,12 @@ def find_leaks(edition: str | Path, *, course: str | Path = REPO_ROOT / "course"
     """Every file of `edition` (each member of a wheel too) that holds what students must not
     get: solution or hidden-test markers, the grading plan's metadata (the answer key), six
     consecutive lines of a reference solution, a quiz's or the tile arithmetic's key in plain
-    text, the course secret, or a file from course/source/, course/solutions/ or the gradebook."""
+    text, the course secret, a measured cost-model table, or a file from course/source/,
+    course/solutions/ or the gradebook."""
     from ..nbgrader_ext.plan import METADATA_KEY
     from ..problems.variants import VariantError, course_secret
     from ..course.scratch_course import LEAK_MARKERS
+    from ..costmodel.table import TABLE_FORMAT as COST_TABLE_FORMAT
 
     edition, course = Path(edition), Path(course)
     if quizzes is None:  # the instructor copies beside the course root (the repository's quizzes/)
@@ -479,6 +481,8 @@ def find_leaks(edition: str | Path, *, course: str | Path = REPO_ROOT / "course"
             if secret and secret.decode(errors="replace") in text:
                 leaks.append(f"{where}: the course secret")
             leaks += [f"{where}: {marker}" for marker in LEAK_MARKERS if marker in text and not member.endswith(".py")]
+            if COST_TABLE_FORMAT in text and not member.endswith(".py"):
+                leaks.append(f"{where}: a measured cost-model table (the grader's, private)")
             if member.endswith(".ipynb") and not where.endswith("(cells)"):
                 leaks += [f"{where}: {problem}" for problem in _notebook_leaks(text, METADATA_KEY)]
             lines = _windows(_normalised_lines(text))

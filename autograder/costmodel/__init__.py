@@ -1,0 +1,16 @@
+"""The cost-model assignment: students write the learned cost model that ranks schedule candidates.
+
+- `space`: the workload (the classifier head, relu(x @ w + b), at a shape of the student's own)
+  and its design space, every candidate one row of decisions (numpy: all a learner sees);
+- `table`: each candidate's time, measured on the machine that grades with the engine's timer,
+  in a child, cached privately per machine, shape and TVM version, and audited against drift;
+- `scoring`: the metrics (TenSet's top-k score, pairwise accuracy, a replayed budgeted search),
+  each scaled between the random expectation and the reference model; numpy only;
+- `reference`: the model that earns full credit, and the pure-numpy interface both obey;
+- `learner_runner` (a confined child) and `learner` (its parent): the student's untrusted
+  feature function and model, fed numpy only, every answer validated;
+- `grade`: one submission's two parts (ranking, search), a grader fault pending, never a zero.
+
+The workload is not the tiling assignment's: that one's answers are convolution schedules, and
+no point of this space is one (see `space`).
+"""
