@@ -11,14 +11,13 @@ fails both with the line and what to do (`ipython_syntax`).
 """
 from __future__ import annotations
 
-import difflib
 from typing import NamedTuple
 
 from ..engine.config import GraderConfig
 from ..engine.report import Result
 from ..problems.variants import Variant
 
-SHOWN_LINES = 3  # IPython lines named in a verdict; the rest are counted
+SHOWN_LINES = 3  # IPython lines named in a verdict; past them it says "and more"
 
 
 class IPythonLine(NamedTuple):
@@ -35,29 +34,46 @@ def grade_schedule_cell(problem: str, cell_text: str, config: GraderConfig | Non
     return grade_source(problem, cell_text, config, target=target, variant=variant, student=student, explain_syntax_error=ipython_syntax)
 
 
-def ipython_only_lines(cell_text: str) -> list[IPythonLine]:
-    """The lines IPython would run as something else (a magic, a shell command, a help request,
-    a prompt or an indentation it strips), found by IPython's own input transformer: each line
-    it changes, and for a cell magic its first line (the magic takes the rest of the cell)."""
+def ipython_only_lines(cell_text: str, most: int = SHOWN_LINES + 1) -> list[IPythonLine]:
+    """Up to `most` lines of the cell that plain Python cannot compile and IPython runs as
+    something else (a line or cell magic, a shell command, a help request, a prompt), in order.
+    Parse and compare: the line a SyntaxError points at is one where IPython's own input
+    transformer changes it (its indentation aside, which is Python's to judge); set aside, the
+    cell is compiled again for the next. Each round is one compile of the cell and one line
+    through IPython, so a hostile cell costs at most `most` of each (IPython's transformer on a
+    whole cell re-reads it for every line it changes: minutes for 64 KiB)."""
+    lines = cell_text.splitlines()
+    found: list[IPythonLine] = []
+    while len(found) < most:
+        try:
+            compile("\n".join(lines), "cell", "exec", dont_inherit=True)
+            break
+        except SyntaxError as error:
+            number = error.lineno
+        except (ValueError, RecursionError, MemoryError):
+            break
+        if not number or not 0 < number <= len(lines):
+            break
+        written = lines[number - 1]
+        runs = _ipython_runs(written.strip())
+        if runs is None:  # not IPython's syntax: the plain syntax error stands
+            break
+        found.append(IPythonLine(number, written, runs))
+        lines[number - 1] = written[: len(written) - len(written.lstrip())] + "pass"
+    return found
+
+
+def _ipython_runs(line: str) -> str | None:
+    """What IPython runs for one line of a cell, where that differs from the line; else None."""
     try:
         from IPython.core.inputtransformer2 import TransformerManager
-    except ImportError:  # no IPython here: the plain syntax error stands
-        return []
+    except ImportError:  # no IPython here
+        return None
     try:
-        transformed = TransformerManager().transform_cell(cell_text)
-    except Exception:  # IPython cannot read it either: the plain syntax error stands
-        return []
-    written, runs = cell_text.splitlines(), transformed.splitlines()
-    found = []
-    for tag, start, end, run_start, run_end in difflib.SequenceMatcher(None, written, runs, autojunk=False).get_opcodes():
-        changed = [i for i in range(start, end) if written[i].strip()] if tag in ("replace", "delete") else []
-        if not changed:
-            continue
-        if end - start == run_end - run_start:  # line for line: a line magic, `!`, `?`, a prompt
-            found += [IPythonLine(i + 1, written[i], runs[run_start + i - start]) for i in changed]
-        else:  # a cell magic: one call in place of the whole cell
-            found.append(IPythonLine(changed[0] + 1, written[changed[0]], runs[run_start] if run_start < run_end else ""))
-    return found
+        runs = TransformerManager().transform_cell(line).strip()
+    except Exception:  # IPython cannot read it either
+        return None
+    return runs if runs != line else None
 
 
 def ipython_syntax(cell_text: str) -> str | None:
@@ -69,7 +85,7 @@ def ipython_syntax(cell_text: str) -> str | None:
     named = [f"line {line.number}: {_short(line.text.strip())}   (IPython runs it as {_short(line.runs_as.strip())})"
              for line in lines[:SHOWN_LINES]]
     if len(lines) > SHOWN_LINES:
-        named.append(f"and {len(lines) - SHOWN_LINES} more")
+        named.append("and more")
     these = "This line is" if len(lines) == 1 else "These lines are"
     return (f"{these} IPython syntax, not Python:\n    " + "\n    ".join(named) + "\n"
             "Your schedule cell is graded as plain Python, alone, in a fresh process (by the self-check and when "

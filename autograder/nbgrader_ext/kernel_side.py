@@ -120,7 +120,7 @@ def _bound_by(raw: str) -> set[str]:
 
     lines = raw.splitlines()
     for line in ipython_only_lines(raw):
-        lines[line.number - 1] = ""
+        lines[line.number - 1] = line.text[: len(line.text) - len(line.text.lstrip())] + "pass"
     return names_bound("\n".join(lines))
 
 

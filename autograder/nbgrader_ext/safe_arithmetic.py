@@ -113,7 +113,10 @@ def read_assignments(source: str, constants: dict[str, int] | None = None) -> Re
         if isinstance(statement, ast.Raise):
             found.notes.append(f"the cell raises an exception on line {statement.lineno}; the lines after it never run")
             break
-        _read_statement(statement, found, known)
+        try:
+            _read_statement(statement, found, known)
+        except RecursionError:  # a case the bounded walks missed: whatever the statement binds is unread
+            found._unread_all(f"line {statement.lineno}: the statement is nested too deeply to read", known)
     return found
 
 
@@ -397,7 +400,10 @@ def _bounded(value):
 
 
 def _code(node: ast.AST) -> str:
-    text = ast.unparse(node)
+    try:
+        text = ast.unparse(node)
+    except RecursionError:  # unparse recurses; reading must not
+        return "(an expression nested too deeply to show)"
     return text if len(text) <= 80 else text[:77] + "..."
 
 

@@ -34,4 +34,16 @@ def test_the_message_names_the_line_what_ipython_makes_of_it_and_what_to_do():
     assert "line 1: %time" in said and "run_line_magic('time'" in said
     assert "plain Python, alone, in a fresh process" in said and "Move that line to another cell" in said
     many = ipython_syntax(SCHEDULE + "".join(f"!echo {i}\n" for i in range(5)))
-    assert "line 3: !echo 0" in many and "and 2 more" in many and "Move those lines" in many
+    assert "line 3: !echo 0" in many and "line 5: !echo 2" in many and "and more" in many and "Move those lines" in many
+
+
+@pytest.mark.timeout(60)
+def test_a_cell_of_the_largest_size_full_of_ipython_lines_is_explained_at_once():
+    """The class run explains a cell in its own process: at most a few compiles and lines through
+    IPython, whatever the cell (IPython's transformer on the whole cell took minutes for this one)."""
+    import time
+
+    started = time.monotonic()
+    said = ipython_syntax("!ls\n" * 16000)  # 64 KiB, the most a schedule may be
+    assert time.monotonic() - started < 10.0
+    assert "line 1: !ls" in said and "and more" in said

@@ -87,6 +87,8 @@ HOSTILE_ANSWERS = {
     "a long left-nested sum": "X = " + "+".join(["1"] * 5000),
     "deeply nested unary minus": "X = " + "-" * 200000 + "1",
     "a very long cell": "X = 1\n" * 100_000,
+    "unpacking a long sum": "X, Y = " + "+".join(["1"] * 2000),
+    "a store into an object under a long subscript": "X = 1\nx[" + "+".join(["1"] * 2000) + "] = 2",
 }
 
 

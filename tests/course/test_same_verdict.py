@@ -9,7 +9,8 @@ the two verdicts are compared:
 - `tail`: a right `def schedule` followed, in the same cell, by `show_workload(PROBLEM, VARIANT)`
   (a name only another cell defines); the tile arithmetic with placeholders, then
   `TILE_BYTES, WHOLE_BYTES = ..., ...`, and one answer under an `if`;
-- `magic`: the same schedule in a cell that starts with `%time`.
+- `magic`: the same schedule in a cell that starts with `%time`; `cellmagic`: with `%%time`
+  (IPython then compiles the cell under a name of its own, not the cell's).
 """
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ if TILE_ROWS > 0:
 SUBMISSIONS = {
     "tail": {"schedule": SCHEDULE + "\nshow_workload(PROBLEM, VARIANT)", "tile-arithmetic": ARITHMETIC},
     "magic": {"schedule": "%time\n" + SCHEDULE, "tile-arithmetic": ARITHMETIC},
+    "cellmagic": {"schedule": "%%time\n" + SCHEDULE, "tile-arithmetic": ARITHMETIC},
 }
 # Appended to each notebook run in the kernel: the self-check's verdict as data.
 VERDICT_CELL = "import json\nprint('VERDICT ' + json.dumps({'status': result.status, 'messages': result.messages}))"
@@ -107,6 +109,7 @@ def self_check_verdict(shown: dict[str, str]) -> dict:
 @pytest.mark.parametrize("student, line, says", [
     ("tail", 10, "NameError: name 'show_workload' is not defined"),
     ("magic", 1, "IPython syntax, not Python"),
+    ("cellmagic", 1, "IPython syntax, not Python"),
 ])
 def test_a_schedule_cell_gets_the_same_verdict_from_the_self_check_as_from_the_class_run(both, student, line, says):
     graded = both.class_run[student]["results"]["schedule"]
