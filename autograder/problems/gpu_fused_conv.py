@@ -1,8 +1,10 @@
 """gpu-fused-conv: the same fused function on a CUDA GPU.
 
 Every block must be bound to GPU threads (an unbound block silently compiles for the host,
-so it is rejected, naming the block). Speed is measured against TVM's default GPU schedule
-(dlight's Fallback rule) of the same function.
+so it is rejected, naming the block). Speed is credited against the yardstick (one thread per
+output pixel, in registers: problems/yardsticks.py) timed beside the candidate; TVM's default GPU
+schedule (dlight's Fallback rule) is the baseline a speedup is also reported against. The speed
+bands are provisional until a GPU has measured the reference (see the calibration note).
 """
 from .base import Problem, SpeedBand, Weights
 
