@@ -84,11 +84,7 @@ def defining_cell(function: Callable) -> str:
     history = list(shell.history_manager.input_hist_raw)
     for number in range(len(history) - 1, 0, -1):
         raw = history[number]
-        try:
-            compiled_as = shell.compile.get_code_name(raw, shell.transform_cell(raw), number)
-        except Exception:  # a cell IPython itself cannot transform defined nothing
-            continue
-        if compiled_as == code.co_filename and name in _bound_by(raw):
+        if name in _bound_by(raw) and code.co_filename in _compiled_names(shell, raw, number):
             return raw
     if os.path.isfile(code.co_filename) and not _is_cell_file(code.co_filename):
         raise CellNotFound(f"{name} was defined in {code.co_filename}, not in a cell of this notebook: the grader grades "
@@ -98,6 +94,18 @@ def defining_cell(function: Callable) -> str:
             return raw
     raise CellNotFound(f"cannot find the cell that defined {name} in this kernel's history: run your schedule cell again, "
                        "then this one")
+
+
+def _compiled_names(shell, raw: str, number: int) -> set[str]:
+    """The names IPython may have compiled history entry `number` under: the history keeps a
+    cell without its trailing newlines, and ipykernel names a cell after its text as sent."""
+    names = set()
+    for ending in ("", "\n", "\n\n", "\n\n\n"):
+        try:
+            names.add(shell.compile.get_code_name(raw + ending, shell.transform_cell(raw + ending), number))
+        except Exception:  # a cell IPython itself cannot transform defined nothing
+            pass
+    return names
 
 
 def _shell():

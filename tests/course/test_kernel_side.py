@@ -40,3 +40,27 @@ def test_the_hidden_test_in_the_kernel_is_no_oracle(capsys):
     wrong = kernel_side.question_points("cpu-tile-arithmetic", dict(RIGHT, TILE_BYTES=256), out_of=4)
     assert right == wrong == 0.0 and capsys.readouterr().out == right_says
     assert "checked when you submit" in right_says and "TILE_BYTES" in right_says
+
+
+@pytest.mark.slow
+def test_the_self_check_finds_the_cell_that_defined_the_function_in_a_real_kernel(tmp_path):
+    """What self_check grades: the text of the cell that defined `schedule`, as the student wrote
+    it, found in the kernel's input history (not a later cell that merely mentions the name)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    (tmp_path / "elsewhere.py").write_text("def schedule(sch):\n    pass\n")
+    cells = {
+        "trailing": "def schedule(sch):\n    return 'the cell with blank lines after it'\n\n\n",
+        "decoy": "if False:\n    def schedule(sch):\n        pass",
+        "magic": "%%time\ndef schedule(sch):\n    return 'under a cell magic'",
+        "file": "import sys\nsys.path.insert(0, '.')\nfrom elsewhere import schedule",
+    }
+    show = "from autograder.nbgrader_ext.kernel_side import defining_cell\ntry:\n    print(repr(defining_cell(schedule)))\nexcept LookupError as error:\n    print(error)"
+    notebook = nbformat.v4.new_notebook(cells=[c for source in cells.values() for c in (nbformat.v4.new_code_cell(source), nbformat.v4.new_code_cell(show))])
+    NotebookClient(notebook, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    found = dict(zip(cells, ("".join(o.get("text", "") for o in c.outputs).strip() for c in notebook.cells[1::2])))
+    assert found["trailing"] == repr(cells["trailing"].rstrip("\n"))  # the decoy below it is not taken
+    assert found["decoy"] == repr(cells["trailing"].rstrip("\n"))  # it defined nothing: the function is still the first cell's
+    assert found["magic"] == repr(cells["magic"])
+    assert "was defined in" in found["file"] and "elsewhere.py" in found["file"] and "define schedule(sch) in that cell" in found["file"]
