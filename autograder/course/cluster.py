@@ -3,7 +3,7 @@
 How the course travels. Nothing is shared between the instructor's machine and the workers but
 the scheduler's address. Each task carries, as plain data:
 
-- the course's part of the grading, once per run (scattered to the workers): nbgrader_config.py,
+- the course's part of the grading, once per run (a task that returns it, `send_course`): nbgrader_config.py,
   the assignment's source folder (the grading plan, with its answer key), the variant secret
   (every student is graded on their own workload), and a gradebook holding the assignment but
   no student (so it stays small whatever the class size);
@@ -29,13 +29,25 @@ on a network only the course's machines reach, or with TLS (a `tls://` address a
 
 Faults. Dask reruns a task whose worker died (up to the scheduler's allowed-failures, then
 KilledWorker): a task records each start as a scheduler event, so the summary names what was
-retried. A result that comes back twice is merged once. A lost scheduler ends the run: what
-was merged stays, the rest is reported failed, and the next run grades only those.
+retried, and the workers the scheduler lost are read from its events. The course's part is a task
+the cluster can compute again, so a worker lost with it costs no submission (`send_course`); a
+task the cluster cancels all the same, its scheduler still there, is sent again (`RESUBMITS`).
+A result that comes back twice is merged once. A lost scheduler ends the run: what was merged
+stays, the rest is reported failed, and the next run grades only those.
+
+Load changes none of this, so no Dask setting is changed for it: the scheduler removes a worker
+when its connection closes (the process died) or after `distributed.scheduler.worker-ttl` (5
+minutes) without a heartbeat, far beyond any stall of a loaded machine; `distributed.comm.timeouts`
+(30 s) count bytes the peer's kernel has not acknowledged, which it does whatever the load; and
+`allowed-failures` (3) counts workers that died, not slow ones. What failed at load 4-11 (issue 43)
+was the course's part, lost with a worker: load only made that likely, by reading and sending the
+submissions more slowly than Dask's Active Memory Manager drops a broadcast's extra copies.
 Workers should run one task at a time, each on a quiet core:
 `dask worker ADDRESS --nthreads 1 --resources grading=1`; tasks ask for the `grading` resource.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -358,11 +370,36 @@ def assignment_notebooks(main_url: str, assignment: str, course_id: str) -> tupl
 
 # ---------------------------------------------------------------- the run
 
+# How this run answers a submission's task that did not come back, by what the cluster says:
+# - the scheduler is gone (the client lost it, or it restarted): the run ends; what was merged
+#   stays, the rest fails and the next run grades only those;
+# - KilledWorker: Dask itself gave up after more workers than the scheduler's allowed-failures
+#   died with the task on them; where it ran on the last of them, the submission is the likely
+#   cause, so it is failed, not retried;
+# - the cluster's doing, the scheduler still there: cancelled (a worker died holding what the task
+#   needed: "lost dependencies", "already forgotten"), or KilledWorker for a task only queued on
+#   the worker that died: sent again, at most RESUBMITS times, each time saying why
+#   (`_why_send_again`).
+# A worker that dies while it runs the task is Dask's to retry (allowed-failures), not this run's.
+CLUSTER_GONE = ("scheduler-connection-lost", "scheduler-restart")
+RESUBMITS = 2
+
+
+@dataclass
+class LostWorker:
+    """A worker the scheduler removed without being asked to (it died, or stopped answering)."""
+
+    address: str
+    grading: list[str]  # the students whose tasks it was running or held queued
+
+
 @dataclass
 class ClusterRun:
     retried: dict[str, list[str]] = field(default_factory=dict)  # student -> the workers that started it
     machines: dict[str, str] = field(default_factory=dict)  # student -> the machine that timed it
     lost_scheduler: bool = False
+    resubmitted: dict[str, list[str]] = field(default_factory=dict)  # student -> why each resubmission
+    lost_workers: list[LostWorker] = field(default_factory=list)
 
 
 def connect(address: str, timeout_s: float = 10.0):
@@ -383,6 +420,25 @@ def connect(address: str, timeout_s: float = 10.0):
     return client
 
 
+def course_part(course: dict) -> dict:
+    """A Dask task: the course's part of the grading, as the run sent it (see `send_course`)."""
+    return course
+
+
+def send_course(client, course: dict, sending: int = 0):
+    """The course's part of the grading, once per run, as a future every submission's task takes.
+
+    A task that returns it, and not data scattered to the workers: the scheduler keeps a task's
+    inputs, so a result lost with the last worker that held it is computed again on another, while
+    scattered data lost so is gone for good, and every task that needs it is cancelled. Even
+    scattered to every worker (broadcast), it is soon held by one: the scheduler's Active Memory
+    Manager (on by default, every 2 s) drops the replicas no task waits on yet, and under load the
+    submissions are read and sent more slowly than that. A worker killed then took the only copy
+    and the whole class was cancelled with it (issue 43). The run's own key: no other course's
+    run on the same scheduler shares it."""
+    return client.submit(course_part, course, key=f"tvm-course-{course['run']}-course-{sending}", pure=False)
+
+
 def run_on_cluster(address: str, course: dict, submissions: list, deliver: Callable[[str, object, str], None],
                    retries: int = 0, ignore=()) -> ClusterRun:
     """Grade every submission on the cluster; `deliver(student, reply_or_None, error)` runs here
@@ -393,22 +449,33 @@ def run_on_cluster(address: str, course: dict, submissions: list, deliver: Calla
     client = connect(address)
     run = ClusterRun()
     delivered: set[str] = set()
+    students: dict[str, str] = {}  # task key -> student, every task this run submitted
     try:
-        # A list, so the key is Dask's own unique one (a dict's keys would become cluster-wide
-        # keys, shared with any other course's run on the same scheduler).
-        [shared] = client.scatter([course], broadcast=True, hash=False)
+        sendings = itertools.count()
+        shared = send_course(client, course, next(sendings))
         futures = {}
+
+        def submit(submission, attempt: int = 0):
+            nonlocal shared
+            if shared.status in ("cancelled", "lost", "error"):  # gone with what cancelled the task: sent again
+                shared = send_course(client, course, next(sendings))
+            # Sent as they are now, read again: holding every submission's files for a resubmission
+            # would hold the class in memory
+            sent = submission_files(submission.directory, ignore)
+            key = f"tvm-course-{course['run']}-{attempt}-{submission.student}"  # the run's own: see send_course
+            future = client.submit(grade_on_worker, shared, submission.student, sent.files, sent.refused,
+                                   key=key, resources={RESOURCE: 1}, retries=retries, pure=False)
+            futures[future] = submission
+            students[key] = submission.student
+            return future
+
         for submission in submissions:
-            key = f"tvm-course-{course['run']}-{submission.student}"
             try:
-                sent = submission_files(submission.directory, ignore)
+                submit(submission)
             except SubmissionUnsendable as why:  # this submission only: the others are graded
                 delivered.add(submission.student)
                 deliver(submission.student, None, f"not sent to the cluster: {why}")
-                continue
-            futures[client.submit(grade_on_worker, shared, submission.student, sent.files, sent.refused,
-                                  key=key, resources={RESOURCE: 1}, retries=retries, pure=False)] = submission.student
-        finished = as_completed(futures, loop=client.loop)
+        finished = as_completed(list(futures), loop=client.loop)
         while True:
             try:
                 future = next(finished)
@@ -416,27 +483,41 @@ def run_on_cluster(address: str, course: dict, submissions: list, deliver: Calla
                 break
             except Exception as problem:  # noqa: BLE001 - the scheduler went away
                 run.lost_scheduler = True
-                for student in futures.values():
-                    if student not in delivered:
-                        delivered.add(student)
-                        deliver(student, None, f"lost the Dask scheduler at {address} before this submission came back "
-                                               f"({problem.__class__.__name__}): grade again, only these are regraded")
+                for submission in futures.values():
+                    if submission.student not in delivered:
+                        delivered.add(submission.student)
+                        deliver(submission.student, None, f"lost the Dask scheduler at {address} before this submission "
+                                                          f"came back ({problem.__class__.__name__}): grade again, only these are regraded")
                 break
-            student = futures[future]
+            submission = futures[future]
+            student = submission.student
             if student in delivered:
                 continue
-            delivered.add(student)
             try:
                 reply, error = future.result(), ""
             except Exception as problem:  # noqa: BLE001 - KilledWorker, a task error, a lost connection
                 reply, error = None, _task_error(problem)
-                if client.status != "running":
+                if client.status != "running" or getattr(problem, "reason", None) in CLUSTER_GONE:
                     run.lost_scheduler = True
                     error = (f"lost the Dask scheduler at {address} before this submission came back: "
                              "grade again, only these are regraded")
+                else:
+                    again = _why_send_again(client, course["run"], student, problem)
+                    if again and len(run.resubmitted.get(student, [])) < RESUBMITS:
+                        try:
+                            finished.add(submit(submission, len(run.resubmitted.get(student, [])) + 1))
+                            run.resubmitted.setdefault(student, []).append(again)
+                            continue
+                        except SubmissionUnsendable as unsendable:
+                            error = f"{error}; not sent again: {unsendable}"
+                    elif again:
+                        error = (f"the cluster lost this submission's grading {RESUBMITS + 1} times, never by its fault "
+                                 f"(last: {again}): not graded; grade again")
+            delivered.add(student)
             deliver(student, reply, error)
         if not run.lost_scheduler:
             run.retried = _retried(client, course["run"])
+            run.lost_workers = _lost_workers(client, students)
     finally:
         try:
             client.close(timeout=5)
@@ -445,25 +526,72 @@ def run_on_cluster(address: str, course: dict, submissions: list, deliver: Calla
     return run
 
 
+def _why_send_again(client, run_id: str, student: str, problem: Exception) -> str:
+    """Why a task that did not come back, its scheduler still there, is to be sent again (empty:
+    it is not). Not for what the submission may have done: a task error, or KilledWorker where
+    the task ran on the worker that died last. For what the cluster did: a cancellation (a worker
+    died holding what the task needed), or KilledWorker for a task that was only queued on that
+    worker (Dask counts every task assigned to a dying worker, run or not, against the
+    allowed-failures; a submission that never started there did not kill it)."""
+    if _cancelled(problem):
+        return f"cancelled: {_cancel_reason(problem)}"
+    if problem.__class__.__name__ == "KilledWorker":
+        last = str(getattr(getattr(problem, "last_worker", None), "address", "") or "")
+        if last and last not in _starts(client, run_id).get(student, []):
+            return f"queued on worker {last} when it died, never started there"
+    return ""
+
+
+def _cancelled(problem: Exception) -> bool:
+    return problem.__class__.__name__ in ("CancelledError", "FutureCancelledError")
+
+
+def _cancel_reason(problem: Exception) -> str:
+    reason = str(getattr(problem, "reason", "") or "no reason given")
+    meaning = {"lost dependencies": "what it needed was lost with a worker",
+               "already forgotten": "the scheduler had forgotten it, with what it needed, when a worker was lost"}
+    return f"{reason}: {meaning[reason]}" if reason in meaning else reason
+
+
 def _task_error(problem: Exception) -> str:
     name = problem.__class__.__name__
     if name == "KilledWorker":
         return ("this submission's grading killed every worker that took it (Dask's allowed-failures): "
                 "not graded; look at it by hand (tvm-course grade-schedule) before grading it again")
-    if name in ("CancelledError", "FutureCancelledError"):
-        return "the cluster cancelled this submission's grading (lost scheduler or worker): grade again"
+    if _cancelled(problem):
+        return f"the cluster cancelled this submission's grading ({_cancel_reason(problem)}): grade again"
     return f"the grading task failed on the cluster: {name}: {str(problem)[:500]}"
 
 
-def _retried(client, run_id: str) -> dict[str, list[str]]:
+def _starts(client, run_id: str) -> dict[str, list[str]]:
+    """student -> the workers that started grading it in this run, as their tasks told the scheduler."""
     starts: dict[str, list[str]] = {}
     try:
         for _, event in client.get_events(EVENT_TOPIC):
             if isinstance(event, dict) and event.get("run") == run_id:
                 starts.setdefault(str(event.get("student")), []).append(str(event.get("worker")))
-    except Exception:  # noqa: BLE001 - the summary only
+    except Exception:  # noqa: BLE001 - the scheduler went away meanwhile: none known
         return {}
-    return {student: workers for student, workers in starts.items() if len(workers) > 1}
+    return starts
+
+
+def _retried(client, run_id: str) -> dict[str, list[str]]:
+    return {student: workers for student, workers in _starts(client, run_id).items() if len(workers) > 1}
+
+
+def _lost_workers(client, students: dict[str, str]) -> list[LostWorker]:
+    """The workers the scheduler removed unasked while they held this run's tasks (its events)."""
+    lost = []
+    try:
+        for _, event in client.get_events("all"):
+            if not isinstance(event, dict) or event.get("action") != "remove-worker" or event.get("expected"):
+                continue
+            grading = sorted({students[key] for key in event.get("processing-tasks") or () if key in students})
+            if grading:
+                lost.append(LostWorker(str(event.get("worker")), grading))
+    except Exception:  # noqa: BLE001 - the summary only
+        return []
+    return lost
 
 
 class LocalCluster:

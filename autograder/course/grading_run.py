@@ -478,7 +478,12 @@ def _grade_on_cluster(course: Course, options: GradingOptions, these: list[Submi
                                      options.grader_settings, options.feedback, options.allow_unconfined,
                                      options.submission_timeout_s, earlier)
     run = cluster.run_on_cluster(options.scheduler, payload, these, merging.deliver, ignore=list(coursedir.ignore))
+    for worker in run.lost_workers:
+        merging.progress.line(f"the cluster lost worker {worker.address} while it held the grading of {', '.join(worker.grading)}")
     lost = {s: f"started on {len(w)} workers ({', '.join(w)}): a worker was lost while grading it" for s, w in run.retried.items()}
+    for student, whys in run.resubmitted.items():
+        sent = f"sent again {len(whys)} time(s) ({'; '.join(whys)})"
+        lost[student] = f"{lost[student]}; {sent}" if student in lost else sent
     merging.graded.retried.update(lost)
     for student, why in lost.items():
         merging.progress.line(f"retried: {student}: {why}")
