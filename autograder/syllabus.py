@@ -150,7 +150,10 @@ def course_root(syllabus: Syllabus) -> Path:
 
 def problems(syllabus: Syllabus, root: str | Path | None = None) -> list[str]:
     """Everything wrong with the syllabus against the repository at `root` (empty when all is well)."""
+    from .costmodel import NAME as COST_MODEL
     from .problems import PROBLEMS
+
+    known = [*PROBLEMS, COST_MODEL]  # the schedule problems, and the cost-model assignment's
 
     root = Path(root) if root is not None else course_root(syllabus)
     found = []
@@ -173,8 +176,8 @@ def problems(syllabus: Syllabus, root: str | Path | None = None) -> list[str]:
         for assignment in unit.assignments:
             if not assignment.notebook.endswith(".ipynb"):
                 found.append(f"assignment {assignment.id}: notebook {assignment.notebook} should end in .ipynb")
-            if assignment.problem not in PROBLEMS:
-                found.append(f"assignment {assignment.id}: unknown problem {assignment.problem!r} (known: {', '.join(PROBLEMS)})")
+            if assignment.problem not in known:
+                found.append(f"assignment {assignment.id}: unknown problem {assignment.problem!r} (known: {', '.join(known)})")
             if assignment.after not in lesson_ids:
                 found.append(f"assignment {assignment.id}: 'after' names {assignment.after!r}, not a lesson of unit {unit.id}")
     ids = [u.id for u in syllabus.units] + [x.id for u in syllabus.units for x in (*u.lessons, *u.assignments)]

@@ -19,7 +19,7 @@ def test_the_course_syllabus_loads():
     assert course.source == ROOT / "course" / "syllabus.yaml"
     (unit,) = course.units
     assert [lesson.id for lesson in unit.lessons] == ["two-levels", "tiling-trace"]
-    assert [a.problem for a in unit.assignments] == ["tile-fused-conv", "gpu-fused-conv"]
+    assert [a.problem for a in unit.assignments] == ["tile-fused-conv", "gpu-fused-conv", "learned-cost-model"]
 
 
 @pytest.mark.parametrize("what,path", syllabus.load().paths(), ids=lambda x: str(x))

@@ -14,3 +14,6 @@
 The workload is not the tiling assignment's: that one's answers are convolution schedules, and
 no point of this space is one (see `space`).
 """
+
+NAME = "learned-cost-model"  # the syllabus's `problem` of the assignment, and the grading plan's answer kind's
+PARTS = ("ranking", "search")  # its test cells' parts

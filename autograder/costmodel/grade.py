@@ -15,12 +15,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from . import scoring
+from . import PARTS, scoring
 from .learner import LearnerChild, LearnerFailure, LearnerFault, LearnerLimits
 from .reference import reference_factory
 from .table import Table
 
-PARTS = ("ranking", "search")
 NO_STUDENT_SEED = 0  # a self-check, a demo: public draws
 
 
@@ -130,4 +129,24 @@ def grade_learner(source: str, table: Table, seed: int = NO_STUDENT_SEED, limits
 
     result.parts["ranking"] = _run_part("ranking", ranking)
     result.parts["search"] = _run_part("search", search)
+    return result
+
+
+def grade_submission(source: str, variant_dict: dict | None, *, student: str | None = None, secret: bytes | None = None,
+                     mcpu: str | None = None, grid: str = "full", folder=None,
+                     limits: LearnerLimits = LearnerLimits(), progress=None) -> CostModelResult:
+    """The class run's grading of one answer cell: this machine's table for the student's shape
+    (cached, audited; none: both parts pending), then both parts on the student's draws."""
+    from .space import TINY_SHAPE, shape_for
+    from .table import TableError, measure
+
+    shape = TINY_SHAPE if grid == "tiny" else shape_for(variant_dict)
+    try:
+        table = measure(shape, grid, mcpu, folder=folder, progress=progress)
+    except (TableError, ValueError) as error:
+        why = f"the candidate table could not be had on the grading machine (pending, not your fault): {error}"
+        return CostModelResult({part: PartVerdict(None, [why]) for part in PARTS})
+    result = grade_learner(source, table, sample_seed(secret, student, shape.to_dict()), limits)
+    result.notes.insert(0, f"your workload: {shape.describe()}; {len(table.seconds)} candidates measured on this "
+                           f"machine ({table.key.get('target_cpu')})")
     return result

@@ -78,7 +78,7 @@ class ScoringPlan:
         if n >= 160:
             return cls(train=64, splits=3, top_k=5, budgets=(64,), batch=4, seeds=16)
         train = max(4, n // 3)
-        return cls(train=train, splits=2, top_k=2, budgets=(max(2, n // 2),), batch=2, seeds=3)
+        return cls(train=train, splits=2, top_k=2, budgets=(max(2, n // 2),), batch=2, seeds=8)
 
 
 # --- metrics ---------------------------------------------------------------------------------

@@ -7,8 +7,11 @@ Cells of a source notebook carry a `tvm_course` entry in their metadata:
         {"answer": "questions", "questions": "cpu-tile-arithmetic",  read and marked, never run,
          "key": {NAME: {"explanation": TEXT}}}       against what the cell's solution computes
                                                      for the student's variant
+        {"answer": "cost-model"}             a feature function and a Model (autograder/costmodel/),
+                                             run confined on the grading machine's candidate table
     test cell (an nbgrader grade cell):
         {"scores": "<answer cell's grade_id>", "part": "correctness" | "fusion" | "speed"}
+        {"scores": "<answer cell's grade_id>", "part": "ranking" | "search"}      (a cost model)
         {"scores": "<answer cell's grade_id>"}                     (a question set: all of it)
     self-check cell (locked, not graded):
         {"reports": "<answer cell's grade_id>"}                   shows the trusted verdict in feedback
@@ -25,6 +28,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..costmodel import NAME as COST_MODEL, PARTS as COST_MODEL_PARTS
 from ..problems import PROBLEMS
 from ..problems.variants import JOURNAL, VARIANTS, Variant
 from .credit import PARTS
@@ -40,8 +44,8 @@ class PlanError(ValueError):
 @dataclass(frozen=True)
 class Answer:
     grade_id: str
-    kind: str  # "schedule" or "questions"
-    name: str  # the problem, or the question set
+    kind: str  # "schedule", "questions" or "cost-model"
+    name: str  # the problem, the question set, or costmodel.NAME
     key: tuple[Explained, ...] = field(default=(), repr=False)  # a question set's explanations (instructor-only)
     solution: str = field(default="", repr=False)  # the source notebook's solution cell: computes the answers
 
@@ -54,7 +58,7 @@ class Answer:
 class ScoredCell:
     grade_id: str
     answer: str  # grade_id of the answer cell it scores
-    part: str | None  # a schedule part, or None for a whole question set
+    part: str | None  # a schedule's or a cost model's part, or None for a whole question set
 
 
 @dataclass
@@ -111,7 +115,9 @@ def _answer(entry: dict, grade_id: str, nbgrader: dict, where: str, cell: dict) 
         answer = Answer(grade_id, kind, entry["questions"], key, _source(cell))
         _check_solution_answers_every_variant(answer, where)
         return answer
-    raise PlanError(f"{where}: an answer is 'schedule' or 'questions', not {kind!r}")
+    if kind == "cost-model":
+        return Answer(grade_id, kind, COST_MODEL)
+    raise PlanError(f"{where}: an answer is 'schedule', 'questions' or 'cost-model', not {kind!r}")
 
 
 def _source(cell: dict) -> str:
@@ -134,6 +140,8 @@ def _check_references(plan: GradingPlan) -> None:
             raise PlanError(f"test cell {cell.grade_id} scores {cell.answer!r}, which is not an answer cell")
         if answer.kind == "schedule" and cell.part not in PARTS:
             raise PlanError(f"test cell {cell.grade_id}: part must be one of {', '.join(PARTS)}, not {cell.part!r}")
+        if answer.kind == "cost-model" and cell.part not in COST_MODEL_PARTS:
+            raise PlanError(f"test cell {cell.grade_id}: part must be one of {', '.join(COST_MODEL_PARTS)}, not {cell.part!r}")
         if answer.kind == "questions" and cell.part is not None:
             raise PlanError(f"test cell {cell.grade_id} scores a whole question set: it takes no part")
     for report, answer in plan.reports.items():

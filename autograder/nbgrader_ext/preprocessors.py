@@ -37,7 +37,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
-from traitlets import Bool, Dict, Float
+from traitlets import Bool, Dict, Enum, Float
 from traitlets.config import Configurable
 
 from ..engine.config import GraderConfig
@@ -61,6 +61,11 @@ class TrustedGrader(Configurable):
     earlier = Dict(
         {}, help="Set by `tvm-course grade`, not by hand: student -> answer grade_id -> the speed of an earlier "
         "grading of the same submission, which a re-timing keeps unless it decides otherwise (nbgrader_ext/steady.py)",
+    ).tag(config=True)
+    cost_model_grid = Enum(
+        ["full", "tiny"], "full",
+        help="The cost-model assignment's candidate table: the student's shape and its 320 candidates (full), or "
+        "24 candidates of one small shape (tiny: for tests of the class run, which then take seconds, not minutes)",
     ).tag(config=True)
     execute_student_notebooks = Bool(
         False,
@@ -93,10 +98,12 @@ def start_grading(preprocessor, nb, resources) -> TrustedGrading | None:
     config = trusted.grader_config()
     student = resources["nbgrader"]["student"]
     # The student's own workload, derived again from the secret: never read from the submission.
-    variant = variant_for(student, course_secret(coursedir_of(preprocessor).root))
+    secret = course_secret(coursedir_of(preprocessor).root)
+    variant = variant_for(student, secret)
     earlier = trusted.earlier.get(student)
     earlier = {str(k): Earlier.from_dict(v) for k, v in earlier.items()} if isinstance(earlier, dict) else {}
-    grading = TrustedGrading(plan, config, variant, student, earlier={k: v for k, v in earlier.items() if v is not None})
+    grading = TrustedGrading(plan, config, variant, student, earlier={k: v for k, v in earlier.items() if v is not None},
+                             secret=secret, cost_model_grid=trusted.cost_model_grid)
     refused = submission_record(nb.metadata).get("refused")
     if refused is not None:
         preprocessor.log.warning("Not grading %s's notebook: %s", student, refused)

@@ -17,6 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..costmodel import PARTS as COST_MODEL_PARTS
 from ..engine.config import GraderConfig
 from ..problems import get_problem
 from ..problems.variants import JOURNAL, Variant
@@ -42,11 +43,13 @@ class TrustedVerdicts:
     cells: dict[str, CellVerdict] = field(default_factory=dict)  # test cell grade_id -> verdict
     results: dict[str, Result] = field(default_factory=dict)  # schedule answer grade_id -> Result
     questions: dict[str, dict] = field(default_factory=dict)  # question answer grade_id -> marks
+    cost_models: dict[str, dict] = field(default_factory=dict)  # cost-model answer grade_id -> CostModelResult.to_dict()
 
     def to_metadata(self) -> dict:
         return {
             "results": {k: r.to_dict() for k, r in self.results.items()},
             "questions": self.questions,
+            "cost_models": self.cost_models,
             "scores": {k: v.fraction for k, v in self.cells.items()},
         }
 
@@ -88,8 +91,10 @@ def answer_sources(notebook, plan: GradingPlan) -> dict[str, str | None]:
 
 class TrustedGrading:
     def __init__(self, plan: GradingPlan, config: GraderConfig, variant: Variant = JOURNAL, student: str | None = None,
-                 earlier: dict[str, Earlier] | None = None):
+                 earlier: dict[str, Earlier] | None = None, secret: bytes | None = None, cost_model_grid: str = "full"):
         self.plan, self.config, self.variant, self.student = plan, config, variant, student
+        self.secret = secret  # the course's: a cost model's draws are derived with it (costmodel/grade.py)
+        self.cost_model_grid = cost_model_grid  # "tiny" only where a test grades a class in seconds
         self.earlier = dict(earlier or {})  # answer grade_id -> an earlier grading's speed (steady.py)
         self._pool: ThreadPoolExecutor | None = None
         self._pending: dict[str, Future] = {}
@@ -105,7 +110,7 @@ class TrustedGrading:
     def start(self, notebook) -> "TrustedGrading":
         sources = answer_sources(notebook, self.plan)
         record = submission_record(notebook.get("metadata", {}))
-        schedules = [a for a in self.plan.answers.values() if a.kind == "schedule"]
+        schedules = [a for a in self.plan.answers.values() if a.kind in ("schedule", "cost-model")]
         if schedules:
             self._pool = ThreadPoolExecutor(max_workers=len(schedules), thread_name_prefix="trusted-grading")
         for answer in self.plan.answers.values():
@@ -115,6 +120,11 @@ class TrustedGrading:
                     self.verdicts.results[answer.grade_id] = _missing_result(answer, missing_text(answer.grade_id, record))
                 else:
                     self._pending[answer.grade_id] = self._pool.submit(self._grade_schedule, answer, source)
+            elif answer.kind == "cost-model":
+                if source is None:
+                    self.verdicts.cost_models[answer.grade_id] = _missing_cost_model(missing_text(answer.grade_id, record))
+                else:
+                    self._pending[answer.grade_id] = self._pool.submit(self._grade_cost_model, source)
             else:
                 self.verdicts.questions[answer.grade_id] = _mark_questions(answer, source, self.variant, missing_text(answer.grade_id, record))
         return self
@@ -125,13 +135,23 @@ class TrustedGrading:
         result = grade_schedule_cell(answer.name, source, self.config, variant=self.variant, student=self.student)
         return keep_band(result, self.earlier.get(answer.grade_id))
 
+    def _grade_cost_model(self, source: str) -> dict:
+        from ..costmodel.grade import grade_submission
+        from ..engine.cpus import default_mcpu
+
+        return grade_submission(source, self.variant.to_dict(), student=self.student, secret=self.secret,
+                                mcpu=self.config.mcpu or default_mcpu(), grid=self.cost_model_grid).to_dict()
+
     def finish(self) -> TrustedVerdicts:
         """Wait for the schedule gradings and score every test cell of the plan."""
         if self.refused is not None:
             return self._refused(self.refused)
         try:
             for grade_id, future in self._pending.items():
-                self.verdicts.results[grade_id] = future.result()
+                if self.plan.answers[grade_id].kind == "cost-model":
+                    self.verdicts.cost_models[grade_id] = future.result()
+                else:
+                    self.verdicts.results[grade_id] = future.result()
         finally:
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
@@ -140,6 +160,11 @@ class TrustedGrading:
             if answer.kind == "schedule":
                 score = score_part(self.verdicts.results[answer.grade_id], cell.part)
                 self.verdicts.cells[grade_id] = CellVerdict(score.fraction, f"{score.message}\n{TRUSTED_NOTE}")
+            elif answer.kind == "cost-model":
+                graded = self.verdicts.cost_models[answer.grade_id]
+                part = graded["parts"][cell.part]
+                text = "\n".join([*graded.get("notes", []), *part["lines"], TRUSTED_NOTE])
+                self.verdicts.cells[grade_id] = CellVerdict(part["fraction"], text)
             else:
                 marks = self.verdicts.questions[answer.grade_id]
                 self.verdicts.cells[grade_id] = CellVerdict(marks["fraction"], "\n".join(marks["lines"] + [TRUSTED_NOTE]))
@@ -150,11 +175,17 @@ class TrustedGrading:
             if answer.kind == "schedule":
                 problem = get_problem(answer.name)
                 self.verdicts.results[answer.grade_id] = Result(problem=problem.name, target=problem.target, status="rejected", messages=[why])
+            elif answer.kind == "cost-model":
+                self.verdicts.cost_models[answer.grade_id] = {"parts": {p: {"fraction": 0.0, "lines": [why]} for p in COST_MODEL_PARTS}}
             else:
                 self.verdicts.questions[answer.grade_id] = {"fraction": 0.0, "lines": [why], "right": []}
         for grade_id in self.plan.scored:
             self.verdicts.cells[grade_id] = CellVerdict(0.0, why)
         return self.verdicts
+
+
+def _missing_cost_model(why: str) -> dict:
+    return {"parts": {part: {"fraction": 0.0, "lines": [why]} for part in COST_MODEL_PARTS}, "notes": []}
 
 
 def _missing_result(answer: Answer, why: str) -> Result:

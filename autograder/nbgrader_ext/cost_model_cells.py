@@ -1,0 +1,117 @@
+"""What the cost-model notebook calls inside the student's kernel (untrusted, like kernel_side.py).
+
+The self-check measures the candidate table on the student's own machine (the grader's own
+child and timer, with a progress bar; cached in the student's ~/.cache, so only the first run
+takes minutes) and grades the answer cell's text with the class run's code (costmodel/grade.py):
+the same learner sandbox, the same metrics, the same reference. What differs is the machine
+(its table) and the draws: the class run's come from a seed only the instructor's grader knows,
+the self-check's from a public one, so the class run's score is near the self-check's, not the
+same to the digit.
+"""
+from __future__ import annotations
+
+import sys
+
+from .kernel_side import GradedOutsideTheKernel, autograding, defining_cell, my_variant
+
+
+def my_shape():
+    """This student's shape of the head (from their variant), printed."""
+    from ..costmodel.space import shape_for
+
+    variant = my_variant()
+    shape = shape_for(None if autograding() else variant.to_dict())
+    print(f"Your workload: {shape.describe()}.")
+    return shape
+
+
+def show_space(shape, count: int = 6) -> None:
+    """The candidates a learner sees: the first rows of the pool, with each in words."""
+    from ..costmodel.space import COLUMNS, FULL, candidates, describe
+
+    rows = candidates(shape, FULL)
+    print(f"{len(rows)} candidates, each a row of {len(COLUMNS)} integers: {', '.join(COLUMNS)}")
+    for row in rows[:count]:
+        print(f"  {row.tolist()}  {describe(row)}")
+    print("  ...")
+
+
+class _Progress:
+    """A text progress bar for the table's measurement (tqdm where it is installed)."""
+
+    def __init__(self):
+        self.bar, self.phase = None, None
+
+    def __call__(self, done: int, total: int, phase: str) -> None:
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            tqdm = None
+        if phase != self.phase:
+            self.close()
+            self.phase = phase
+            if phase == "done":
+                return
+            self.bar = tqdm(total=total, desc=phase, file=sys.stdout) if tqdm else None
+        if self.bar is not None:
+            self.bar.update(done - self.bar.n)
+        elif phase != "done":
+            print(f"\r{phase}: {done}/{total}", end="", flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+class SelfCheck:
+    """A CostModelResult shown as the feedback shows it."""
+
+    def __init__(self, result):
+        self.result = result
+
+    def __repr__(self) -> str:
+        lines = list(self.result.notes)
+        for name, part in self.result.parts.items():
+            shown = "pending" if part.fraction is None else f"{part.fraction:.0%} of its points"
+            lines += [f"{name}: {shown}", *(f"  {line}" for line in part.lines)]
+        return "\n".join(lines)
+
+
+def self_check(features, Model, grid: str = "full", **limits):
+    """Grade the cell that defined `features` (and `Model`, in the same cell) as the class run
+    will, on a table measured here. `grid="tiny"` checks on 24 candidates of a small shape in
+    seconds: that the learner runs, not what it will score."""
+    if autograding():
+        return GradedOutsideTheKernel("the cost model")
+    from ..costmodel.grade import grade_submission
+    from ..costmodel.learner import LearnerLimits
+    from ..engine.cpus import default_mcpu
+
+    from .kernel_side import _bound_by
+
+    text = defining_cell(features)
+    if not {"features", "Model"} <= _bound_by(text) or getattr(Model, "__name__", "") != "Model":
+        raise NameError("define features(candidates) and class Model in the one answer cell: the grader grades that cell alone")
+    shape_variant = my_variant()
+    progress = _Progress()
+    print("Measuring the candidate table on this machine (the first time takes a few minutes; then it is kept):")
+    try:
+        result = grade_submission(text, shape_variant.to_dict(), mcpu=default_mcpu(), grid=grid,
+                                  limits=LearnerLimits(**limits), progress=progress)
+    finally:
+        progress.close()
+    return SelfCheck(result)
+
+
+def points(check, part: str, out_of: float) -> float:
+    """The points a test cell shows for one part (ranking or search) of the self-check."""
+    if isinstance(check, GradedOutsideTheKernel):
+        print(repr(check))
+        return 0.0
+    verdict = check.result.parts[part]
+    print("\n".join(verdict.lines))
+    if verdict.fraction is None:
+        print("(pending: the grader's fault, not yours)")
+        return 0.0
+    return round(verdict.fraction * out_of, 2)

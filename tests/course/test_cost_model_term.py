@@ -1,0 +1,109 @@
+"""The cost-model assignment's term with nbgrader's real commands: generate_assignment with the
+class enrolled, release_assignment to an exchange, a student's fetch, answer and submit, collect,
+`tvm-course grade`, and the feedback, with a second student's hostile learner beside it.
+
+The scratch course grades on the tiny candidate table (`c.TrustedGrader.cost_model_grid =
+"tiny"`: 24 candidates, measured in seconds into a folder of this test's), so the class run's
+whole path is what is tested here, not the real table's size (tests/costmodel has that)."""
+from __future__ import annotations
+
+import csv
+import os
+import pwd
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.course.samples import build_submission, load_samples, submit
+from autograder.course.scratch_course import copy_course, release_leaks
+from autograder.nbgrader_ext.normalise import coursedir_of  # noqa: F401  (the course's own modules import cleanly)
+from autograder.problems.variants import TABLE_FILE
+
+from .conftest import COURSE
+
+pytestmark = pytest.mark.slow
+
+BIN = Path(sys.executable).parent
+ASSIGNMENT = "cost-model"
+STUDENT = pwd.getpwuid(os.getuid()).pw_name  # nbgrader names a submitter by their OS user
+
+
+def run(args: list[str], cwd: Path, env: dict, timeout: int = 600) -> str:
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, f"{' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def term(tmp_path_factory):
+    base = tmp_path_factory.mktemp("cost-model-term")
+    root = copy_course(COURSE, base / "instructor" / "course")
+    with open(root / "nbgrader_config.py", "a", encoding="utf-8") as config:
+        config.write('\nc.TrustedGrader.cost_model_grid = "tiny"  # the test\'s: 24 candidates\n')
+    exchange = base / "exchange"
+    exchange.mkdir()
+    os.chmod(exchange, 0o777)
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(base / "instructor"),
+           "TVM_COURSE_TABLES": str(base / "tables")}
+    for name in ("TVM_COURSE_STUDENT", "JUPYTERHUB_USER"):
+        env.pop(name, None)
+    nbgrader = [str(BIN / "nbgrader")]
+    where = ["--course", "tvm-course", f"--Exchange.root={exchange}"]
+    log = {}
+    for student in (STUDENT, "ben"):
+        run([*nbgrader, "db", "student", "add", student], root, env)
+    log["generate"] = run([*nbgrader, "generate_assignment", ASSIGNMENT], root, env)
+    log["release"] = run([*nbgrader, "release_assignment", ASSIGNMENT, *where], root, env)
+    home = base / "home"
+    home.mkdir()
+    student_env = {**env, "HOME": str(home)}
+    cache = [f"--Exchange.cache={home / '.cache'}"]
+    run([*nbgrader, "fetch_assignment", ASSIGNMENT, *where, *cache], home, student_env)
+    samples = {s.student: s for s in load_samples(root, ASSIGNMENT)}
+    fetched = home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    nbformat.write(build_submission(nbformat.read(fetched, as_version=4), samples["ada"]), fetched)
+    run([*nbgrader, "submit", ASSIGNMENT, *where, *cache], home, student_env)
+    log["collect"] = run([*nbgrader, "collect", ASSIGNMENT, *where], root, env)
+    from autograder.course.course_dir import course_directory, load_course_config
+
+    submit(course_directory(load_course_config(root)), samples["ben"], "ben")  # as collect leaves it
+    log["grade"] = run([str(BIN / "tvm-course"), "grade", ASSIGNMENT, "--course", str(root), "--workers", "2"], root, env)
+    return root, home, base, log
+
+
+def test_the_release_has_no_solution_and_the_students_variants(term):
+    root, home, _, _ = term
+    fetched = home / ASSIGNMENT
+    assert sorted(p.name for p in fetched.iterdir()) == sorted([f"{ASSIGNMENT}.ipynb", TABLE_FILE])
+    assert release_leaks(fetched) == []
+    released = nbformat.read(root / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+    answer = next(c for c in released.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "cost-model")
+    assert "np.linalg.solve" not in answer.source and "class Model" not in answer.source
+
+
+def test_the_class_run_grades_both_parts_and_the_hostile_learner_scores_zero(term):
+    root, _, base, log = term
+    with open(root / f"{ASSIGNMENT}-grades.csv", newline="", encoding="utf-8") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    ada, ben = rows[STUDENT], rows["ben"]
+    # the instructor's model: full points, or pending where this tiny table cannot tell the
+    # reference from random (a grader fault, never a zero)
+    for part in ("ranking", "search"):
+        assert ada[part] == "" or float(ada[part]) == 4.0, (ada, log["grade"])
+        assert float(ben[part]) == 0.0, ben
+    assert ada["ranking"] != "" and float(ada["ranking"]) == 4.0, log["grade"]
+    assert any(p.suffix == ".json" for p in (base / "tables").iterdir())  # the grader's table, where it was told
+    assert (base / "tables").stat().st_mode & 0o077 == 0
+
+
+def test_the_feedback_says_why_each_part_scored_what_it_did(term):
+    root, _, _, _ = term
+    run([str(BIN / "nbgrader"), "generate_feedback", ASSIGNMENT, "--force"], root,
+        {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"})
+    ben = (root / "feedback" / "ben" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "NaN or infinite" in ben and "scores 0" in ben
+    ada = (root / "feedback" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "top-2 score" in ada and "pairwise accuracy" in ada
