@@ -145,7 +145,7 @@ def points(result, part: str, out_of: float) -> float:
 
 def check_answer_format(question_set: str, namespace: Mapping[str, object]) -> None:
     """The visible check of a question cell: for each answer, what the grader reads of it in the
-    answer cell's text (the newest cell run in this kernel that assigns any of them), read as the
+    answer cell's text (as last run in this kernel: answer_cell_text), read as the
     class run reads it (safe_arithmetic.py) on this student's variant, and where that differs from
     the value in this kernel; an answer the grader leaves unread, with its line and why. It never
     says whether an answer is right: the key is not in this package."""
@@ -190,14 +190,21 @@ _NOT_SET = object()
 
 
 def answer_cell_text(names) -> str | None:
-    """The newest cell run in this kernel that binds any of `names` (IPython's input history);
-    None outside IPython or where no cell does."""
+    """The answer cell as last run in this kernel (IPython's input history): of the cells that
+    bind any of `names`, the one that binds the most of them, the newest among equals (a scratch
+    cell trying one answer after the answer cell is not taken for it). "" where no cell binds
+    any (values that came from elsewhere, a file or %run, are no answer: the grader reads the
+    answer cell); None outside IPython."""
     shell = _shell()
     if shell is None:
         return None
     wanted = set(names)
-    history = list(shell.history_manager.input_hist_raw)
-    return next((raw for raw in reversed(history[1:]) if wanted & _bound_by(raw)), None)
+    best, most = "", 0
+    for raw in shell.history_manager.input_hist_raw[1:]:
+        bound = len(wanted & _bound_by(raw))
+        if bound and bound >= most:
+            best, most = raw, bound
+    return best
 
 
 def _variant_constants(namespace: Mapping[str, object]) -> dict[str, int]:

@@ -64,3 +64,24 @@ def test_the_self_check_finds_the_cell_that_defined_the_function_in_a_real_kerne
     assert found["decoy"] == repr(cells["trailing"].rstrip("\n"))  # it defined nothing: the function is still the first cell's
     assert found["magic"] == repr(cells["magic"])
     assert "was defined in" in found["file"] and "elsewhere.py" in found["file"] and "define schedule(sch) in that cell" in found["file"]
+
+
+@pytest.mark.slow
+def test_the_visible_check_reads_the_answer_cell_not_a_scratch_cell_and_says_where_the_kernel_differs(tmp_path):
+    import nbformat
+    from nbclient import NotebookClient
+
+    check = "from autograder.nbgrader_ext.kernel_side import check_answer_format\ncheck_answer_format('cpu-tile-arithmetic', globals())"
+    cells = [
+        "globals().update(TILES_PER_CHANNEL=1, TILE_BYTES=2, WHOLE_BYTES=3, HALO_PIXELS=4)",  # values, but no answer cell
+        check,
+        "TILES_PER_CHANNEL = 1\nTILE_BYTES = 2\nWHOLE_BYTES = 3\nHALO_PIXELS = 4",  # the answer cell
+        "TILE_BYTES = 7",  # a scratch cell run after it
+        check,
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+    NotebookClient(notebook, kernel_name="python3", timeout=120, allow_errors=True, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    before, after = ("".join(o.get("text", "") + o.get("evalue", "") for o in notebook.cells[i].outputs) for i in (1, 4))
+    assert "TILE_BYTES: no answer in the answer cell" in before and "assign a number to TILES_PER_CHANNEL" in before
+    assert "TILES_PER_CHANNEL = 1: read by the grader as 1" in after
+    assert "TILE_BYTES: the grader reads 2 from the answer cell, but this kernel has 7" in after
