@@ -15,6 +15,7 @@ COMMAND_MODULES = [
     "autograder.commands.grading",
     "autograder.commands.doctor",
     "autograder.commands.course",
+    "autograder.commands.cost_model",
     "autograder.commands.lms",
     "autograder.commands.variants",
     "autograder.commands.similarity",
