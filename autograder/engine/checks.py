@@ -51,11 +51,15 @@ def written_buffer_names(func, block_names) -> dict[str, str]:
     return {b.name_hint: b.writes[0].source.name for b in blocks(func) if b.name_hint in block_names and b.writes}
 
 
-def _nbytes(buffer) -> int:
+def _elements(shape) -> int:
     count = 1
-    for extent in buffer.shape:
+    for extent in shape:
         count *= int(extent)
-    return count * (int(buffer.dtype.bits) * int(buffer.dtype.lanes) // 8)
+    return count
+
+
+def _element_bytes(buffer) -> int:
+    return int(buffer.dtype.bits) * int(buffer.dtype.lanes) // 8
 
 
 COMPACTION_PASSES = (
@@ -77,16 +81,59 @@ def compacted_module(func, target):
     return mod
 
 
-def compacted_buffer_bytes(func, target) -> dict[str, int]:
-    """Bytes of every buffer the function allocates, after TVM shrinks each to the region used.
+@dataclass(frozen=True)
+class Allocation:
+    """One buffer as lowering allocates it: `bytes` is the memory it spans (its flattened
+    extent, strides and alignment included); `tile_bytes` what its compacted shape holds."""
 
-    A buffer allocated inside a loop is sized for one iteration of it: one tile.
-    """
-    sizes: dict[str, int] = {}
-    for block in blocks(compacted_module(func, target)["main"]):
+    name: str
+    bytes: int
+    tile_bytes: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+    @property
+    def padded(self) -> bool:
+        """Its strides spread it over more memory than its shape needs (storage_align)."""
+        return self.bytes > self.tile_bytes
+
+
+def allocations(func, target) -> dict[str, Allocation]:
+    """Every buffer the function allocates, as lowering lays it out: after TVM's compaction
+    (each buffer shrunk to the region it is used in: inside a loop, one iteration's tile), then
+    its blocks lowered and its buffers flattened, which is where strides (storage_align's) turn
+    into the memory an allocation spans. A buffer allocated in several places counts at its
+    largest."""
+    from tvm import s_tir, tirx
+
+    compacted = compacted_module(func, target)
+    shapes = {}
+    for block in blocks(compacted["main"]):
         for buffer in block.alloc_buffers:
-            sizes[buffer.name] = max(sizes.get(buffer.name, 0), _nbytes(buffer))
-    return sizes
+            shapes.setdefault(buffer.name, buffer)
+    flattened = tirx.transform.FlattenBuffer()(s_tir.transform.LowerOpaqueBlock()(compacted))
+    found: dict[str, Allocation] = {}
+
+    def visit(node):
+        if type(node).__name__ != "AllocBuffer":
+            return
+        buffer = node.buffer
+        spans = _elements(buffer.shape) * _element_bytes(buffer)
+        shaped = shapes.get(buffer.name, buffer)
+        allocation = Allocation(buffer.name, spans, _elements(shaped.shape) * _element_bytes(shaped),
+                                tuple(int(d) for d in shaped.shape), tuple(int(s) for s in shaped.strides))
+        if buffer.name not in found or found[buffer.name].bytes < spans:
+            found[buffer.name] = allocation
+
+    walk(flattened["main"].body, visit)
+    return found
+
+
+def compacted_buffer_bytes(func, target) -> dict[str, int]:
+    """Bytes of memory every buffer the function allocates spans, after TVM shrinks each to the
+    region used (`allocations`). A buffer allocated inside a loop is sized for one iteration
+    of it: one tile."""
+    return {name: allocation.bytes for name, allocation in allocations(func, target).items()}
 
 
 def human_bytes(count: float) -> str:
@@ -116,41 +163,66 @@ def _derived_from(name: str, origin: str) -> bool:
 
 def check_fusion(original, scheduled, target, budget_bytes: int) -> CheckOutcome:
     """Every buffer the scheduled function allocates, whatever primitive made it, must be
-    tile-sized after compaction (or inlined away), except the inputs, the workload's own padding
-    and copies of them: the conv's and the bias-add's results live only a tile at a time."""
+    tile-sized as lowering lays it out (`allocations`: compacted, then flattened with its
+    strides), except the inputs, the workload's own padding and copies of them: the conv's and
+    the bias-add's results live only a tile at a time. A result no buffer holds any more is
+    either inlined into a block that still computes it, or gone: said as such."""
     watched = written_buffer_names(original, FUSED_PRODUCERS)
     full = compacted_buffer_bytes(original, target)
-    after = compacted_buffer_bytes(scheduled, target)
+    allocated = allocations(scheduled, target)
+    after = {name: allocation.bytes for name, allocation in allocated.items()}
     # What is not an intermediate of the fused chain: the parameters and the padding the workload
     # allocates itself (pad_temp), which fusion does not ask to shrink.
     exempt = {p.name for p in original.params} | {name for name in full if name not in watched.values()}
-    parts, too_big = [], []
+    parts, too_big, gone = [], [], []
     for block, buffer in watched.items():
-        copies = [n for name, n in after.items() if _derived_from(name, buffer)]
-        size = max(copies) if copies else None
-        if size is None:
-            parts.append(f"{buffer}: inlined away")
+        fate = _fate_of_block(original, scheduled, block)
+        copies = [allocated[name] for name in allocated if _derived_from(name, buffer)]
+        if not copies:
+            if fate is None:
+                parts.append(f"{buffer}: not allocated, '{block}' writes {_written_by(scheduled, block)} directly")
+            elif fate.startswith("inlined"):
+                parts.append(f"{buffer}: not allocated, {fate}")
+            else:
+                parts.append(f"{buffer}: not allocated, and {fate}")
+                gone.append(fate)
             continue
-        parts.append(f"{buffer}: {human_bytes(size)} per tile (whole tensor {human_bytes(full[buffer])})")
-        too_big.extend((block, name, n) for name, n in after.items() if _derived_from(name, buffer) and n > budget_bytes)
+        largest = max(copies, key=lambda a: a.bytes)
+        parts.append(f"{buffer}: {_allocation_text(largest)} per tile (whole tensor {human_bytes(full[buffer])})"
+                     + (f"; {fate}" if fate and not fate.startswith("inlined") else ""))
+        if fate and not fate.startswith("inlined"):
+            gone.append(fate)
+        too_big.extend((block, a.name, a.bytes) for a in copies if a.bytes > budget_bytes)
     too_big.extend(("", name, n) for name, n in after.items()
                    if n > budget_bytes and not any(_derived_from(name, origin) for origin in exempt | set(watched.values())))
+    if gone and not too_big:
+        return CheckOutcome("fusion", False, "; ".join(parts) + ": a computation the chain needs is no longer in "
+                            "the scheduled function, so nothing is fused" + _decompose_padding_note(scheduled))
     if not too_big:
         return CheckOutcome("fusion", True, "; ".join(parts) + f"; budget {human_bytes(budget_bytes)}")
     too_big.sort(key=lambda entry: -entry[2])
     block, buffer, size = too_big[0]
+    size_text = _allocation_text(allocated[buffer])
     if buffer not in watched.values():
         return CheckOutcome(
             "fusion",
             False,
-            f"after lowering, the schedule allocates {buffer}, {human_bytes(size)}, over the {human_bytes(budget_bytes)} "
+            f"after lowering, the schedule allocates {buffer}, {size_text}, over the {human_bytes(budget_bytes)} "
             "tile budget: every buffer of the fused chain must hold one tile, including the ones a primitive "
             "adds (rfactor, cache_read, cache_write, reindex); a whole-tensor copy keeps the intermediate out of cache.",
+        )
+    if allocated[buffer].padded and allocated[buffer].tile_bytes <= budget_bytes:
+        return CheckOutcome(
+            "fusion",
+            False,
+            f"after lowering, {buffer} (written by '{block}') is {size_text}, over the {human_bytes(budget_bytes)} tile "
+            "budget: the tile itself fits, but the alignment spreads it over memory that the cache must hold as well. "
+            "Align to a smaller factor (a multiple of the cache line, 64 bytes, is what alignment is for), or not at all.",
         )
     return CheckOutcome(
         "fusion",
         False,
-        f"after lowering, {buffer} (written by '{block}') is still {human_bytes(size)}, over the "
+        f"after lowering, {buffer} (written by '{block}') is still {size_text}, over the "
         f"{human_bytes(budget_bytes)} tile budget: its consumers do not run inside the conv's tile loops. "
         "Split the conv's spatial loops, reorder the tile loops outermost, then "
         "sch.reverse_compute_at(sch.get_sblock('T_add'), <tile loop>) and the same for 'compute'."
@@ -164,6 +236,127 @@ def check_fusion(original, scheduled, target, budget_bytes: int) -> CheckOutcome
         ),
     )
 
+
+def _allocation_text(allocation: Allocation) -> str:
+    """Its size as allocated; where strides spread it wider than its shape, both, and why."""
+    if not allocation.padded:
+        return human_bytes(allocation.bytes)
+    shape = "x".join(str(d) for d in allocation.shape)
+    return (f"{human_bytes(allocation.bytes)} allocated for a {shape} tile of {human_bytes(allocation.tile_bytes)} "
+            f"(its strides {', '.join(str(s) for s in allocation.strides)}, which storage_align set, spread it out)")
+
+
+def _written_by(scheduled, name: str) -> str:
+    """What a block of the scheduled function writes: the function's output, or a buffer's name."""
+    written = written_buffer_names(scheduled, (name,)).get(name, "?")
+    return "the function's output" if written == scheduled.params[-1].name else written
+
+
+def _fate_of_block(original, scheduled, name: str) -> str | None:
+    """What became of one of the workload's blocks that the scheduled function no longer has
+    (None where it still has it): inlined into the blocks that now read its inputs, or gone,
+    nothing computing its values any more."""
+    remaining = blocks(scheduled)
+    if any(b.name_hint == name for b in remaining):
+        return None
+    params = {p.name for p in original.params}
+    source = next((b for b in blocks(original) if b.name_hint == name), None)
+    inputs = sorted({r.source.name for r in source.reads if r.source.name in params}) if source is not None else []
+    readers = [b.name_hint for b in remaining
+               if inputs and all(any(_derived_from(r.source.name, i) for r in b.reads) for i in inputs)]
+    if readers:
+        return f"inlined into '{readers[0]}' (block '{name}' is gone; '{readers[0]}' now reads {', '.join(inputs)} itself)"
+    left = ", ".join(repr(b.name_hint) for b in remaining if b.name_hint != "root") or "none"
+    return (f"block '{name}' is gone and nothing computes its values any more: no block left reads "
+            f"{', '.join(inputs) or 'its inputs'} (blocks left: {left})")
+
+
+def _decompose_padding_note(scheduled) -> str:
+    """decompose_padding given a loop that other blocks share with the padding removes them
+    (TVM 0.27): said where its fill block is there to show it ran."""
+    if not any(b.name_hint.endswith("_pad_const") for b in blocks(scheduled)):
+        return ""
+    return (". The schedule used decompose_padding: given a loop that the padding shares with other blocks, "
+            "TVM removes those blocks; give it one of the padding's own loops (one under the shared ones)")
+
+
+
+# The widest vector the grader compiles. `vectorize` turns a loop into one vector operation of as
+# many lanes as the loop has iterations. TVM keeps a vector's lane count in 16 bits, the top one
+# marking a scalable vector: past 32767 lanes the type is misread (LLVM aborts, or builds a vector
+# of another width), and long before that LLVM's work on one operation grows steeply with its
+# width, into minutes. 512 float32 lanes fill the whole vector register file of the widest CPU
+# this course compiles for (32 AVX-512 registers of 16 lanes), and a GPU thread's widest access is
+# 4 lanes (the gpu-limits check): nothing wider can be faster anywhere, while an image row of any
+# variant (at most 258 pixels with the padding) stays below it.
+MAX_VECTOR_LANES = 512
+TVM_MAX_LANES = (1 << 15) - 1
+
+
+def vectorized_loops(func) -> list[tuple[str, int]]:
+    """(the innermost block under it, lanes) for every vectorized loop of `func`, outermost first."""
+    from tvm import tirx
+
+    found = []
+
+    def visit(node):
+        if type(node).__name__ == "For" and node.kind == tirx.ForKind.VECTORIZED:
+            inner = blocks_under(node)
+            found.append((inner[0] if inner else "?", int(node.extent) if hasattr(node.extent, "value") else -1))
+
+    walk(func.body, visit)
+    return found
+
+
+def blocks_under(node) -> list[str]:
+    names = []
+    walk(node, lambda n: names.append(n.name_hint) if type(n).__name__ == "SBlock" else None)
+    return names
+
+
+def check_vector_width(scheduled) -> CheckOutcome:
+    """No vectorized loop wider than MAX_VECTOR_LANES (or of an extent not known when compiling)."""
+    loops = vectorized_loops(scheduled)
+    widest = max((lanes for _, lanes in loops), default=0)
+    unknown = [block for block, lanes in loops if lanes < 0]
+    if unknown:
+        return CheckOutcome("vector-width", False, f"a vectorized loop around block '{unknown[0]}' has no constant extent: "
+                            "a vector's width must be known when compiling")
+    if widest <= MAX_VECTOR_LANES:
+        return CheckOutcome("vector-width", True, f"widest vector {widest} lanes (at most {MAX_VECTOR_LANES})" if loops
+                            else "no vectorized loop")
+    block = next(block for block, lanes in loops if lanes == widest)
+    beyond = (f" TVM cannot even represent a vector of over {TVM_MAX_LANES} lanes: compiled, it would crash LLVM "
+              "or come out another width." if widest > TVM_MAX_LANES else "")
+    return CheckOutcome(
+        "vector-width",
+        False,
+        f"the schedule vectorizes a loop of {widest} iterations around block '{block}': one vector operation of "
+        f"{widest} lanes, over the {MAX_VECTOR_LANES} the grader compiles.{beyond} No processor has registers for such a "
+        f"vector ({MAX_VECTOR_LANES} float32 lanes fill all 32 AVX-512 registers; a GPU thread's widest access is 4), "
+        "and LLVM's time to compile one grows steeply with its width. Vectorize an inner loop of a split instead, "
+        "e.g. _, inner = sch.split(loop, [None, 16]); sch.vectorize(inner).",
+    )
+
+
+def compile_load(func) -> dict:
+    """What in a scheduled function makes LLVM work hardest: its widest vector (lanes, and the
+    block under it) and the most iterations one nest of unrolled loops copies its body into."""
+    from tvm import tirx
+
+    widest = max(vectorized_loops(func), key=lambda entry: entry[1], default=("", 0))
+    unrolled, stack = 1, [(func.body, 1)]
+    while stack:
+        node, copies = stack.pop()
+        if node is None or isinstance(node, (int, float, str)):
+            continue
+        if type(node).__name__ == "For" and node.kind == tirx.ForKind.UNROLLED and hasattr(node.extent, "value"):
+            copies *= max(1, int(node.extent))
+            unrolled = max(unrolled, copies)
+        children = [getattr(node, attr, None) for attr in ("block", "init", "body", "then_case", "else_case")]
+        children += list(getattr(node, "seq", None) or [])
+        stack.extend((child, copies) for child in children)
+    return {"widest_vector": widest[1], "vector_block": widest[0], "unrolled_copies": unrolled}
 
 GPU_THREAD_PREFIXES = ("blockIdx.", "threadIdx.")
 

@@ -148,8 +148,8 @@ class Evaluation:
         report["messages"].extend(summary.dropped + summary.notes)  # what replay left out, and why; hints that do nothing here
 
         self.timer.stage("checks")
-        structural = [checks.check_interface(self.func, scheduled)]
-        if self.problem.target == "cuda":
+        structural = [checks.check_interface(self.func, scheduled), checks.check_vector_width(scheduled)]
+        if self.problem.target == "cuda" and all(c.passed for c in structural):  # lowering an absurd vector may abort
             structural.append(checks.check_binding(schedule))
             if structural[-1].passed:
                 structural.append(checks.check_host_touches_no_device_buffer(scheduled, self.target))
@@ -161,6 +161,8 @@ class Evaluation:
         fusion = checks.check_fusion(self.func, scheduled, self.target, self.problem.tile_budget_bytes)
         report["checks"].append(fusion.as_dict())
 
+        # Said before compiling: if LLVM crashes the process, the grader names what in the schedule strains it.
+        self.timer.send({"kind": "compiling", **checks.compile_load(scheduled)})
         self.timer.stage("compile")
         from .runners import gpu_present
 

@@ -362,12 +362,13 @@ class _Grading:
             if outcome.starved:
                 return self.result("error", _starved(f"the evaluator (during {stage})", outcome), student_output=output, grader_fault=True)
             if outcome.timed_out:
-                return self.result("timeout", f"compiling, running and timing your schedule took longer than {self.config.evaluate_timeout_s:g} s (stuck in: {stage})", student_output=output)
+                return self.result("timeout", f"compiling, running and timing your schedule took longer than {self.config.evaluate_timeout_s:g} s (stuck in: {stage})"
+                                   + _compile_load_text(outcome, stage), student_output=output)
             if outcome.memory_exceeded:
                 return self.result("crashed", f"the evaluator ran out of memory (over {self.config.evaluate_memory_mb} MB) during {stage}: is something unrolled too far?", student_output=output)
             if stage in ("prepare", "waiting"):
                 return self.result("error", "internal grader error (not your code) while preparing the workload:\n" + outcome.output_tail[-1500:], student_output=output, grader_fault=True)
-            return self.result("crashed", _silent_exit(outcome, f"the evaluator (during {stage})"), student_output=output)
+            return self.result("crashed", _evaluator_crash(outcome, stage), student_output=output)
         for name, seconds in report.get("stage_s", {}).items():
             self.timings[f"evaluate.{name}"] = seconds
         checks = [Check(**c) for c in report.get("checks", [])]
@@ -559,3 +560,42 @@ def _silent_exit(outcome: ChildOutcome, who: str) -> str:
     if outcome.signal_name:
         return f"{who} was killed by {outcome.signal_name} (a crash in native code, or an explicit kill)"
     return f"{who} exited (code {outcome.returncode}) without reporting a result"
+
+
+# What the evaluator was doing in each stage, as a student reads it.
+_STAGE_WORDS = {
+    "replay": "while TVM replayed your schedule's trace",
+    "checks": "while checking the scheduled function (TVM's lowering passes)",
+    "compile": "while TVM and LLVM compiled your schedule (the grader's own functions had compiled before it)",
+    "run": "while your compiled schedule ran",
+    "time": "while your compiled schedule was timed",
+}
+_NATIVE_ERROR = re.compile(r"LLVM ERROR|Check failed|Assertion|terminate called|Segmentation fault|Aborted")
+
+
+def _evaluator_crash(outcome: ChildOutcome, stage: str) -> str:
+    """The evaluator died without a result: in which stage, what native code said last (LLVM's
+    or TVM's own error line, from the grader's child), and what in the schedule strains the
+    compiler where the crash came while compiling."""
+    text = _silent_exit(outcome, f"the evaluator ({_STAGE_WORDS.get(stage, 'during ' + stage)})")
+    said = [line.strip() for line in outcome.output_tail.splitlines() if _NATIVE_ERROR.search(line)]
+    if said:
+        text += f"; it said last: {said[-1][:300]}"
+    return text + _compile_load_text(outcome, stage)
+
+
+def _compile_load_text(outcome: ChildOutcome, stage: str) -> str:
+    """What the evaluator said, before compiling, that the scheduled function asks of LLVM."""
+    load = outcome.last("compiling") if stage == "compile" else None
+    if not load:
+        return ""
+    lanes, block, copies = load.get("widest_vector"), load.get("vector_block"), load.get("unrolled_copies")
+    parts = []
+    if isinstance(lanes, int) and lanes > 1:
+        parts.append(f"its widest vector has {lanes} lanes (around block {_untrusted_text(block)!r})")
+    if isinstance(copies, int) and copies > 1:
+        parts.append(f"its unrolled loops copy one loop body {copies} times")
+    if not parts:
+        return ""
+    return (". What in your schedule LLVM works hardest on: " + " and ".join(parts)
+            + "; a narrower vector or less unrolling compiles in less time and memory")

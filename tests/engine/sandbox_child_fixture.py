@@ -79,3 +79,9 @@ elif mode == "pin_and_spin_on_cpu0":
     os.sched_setaffinity(0, {0})
     while True:
         pass
+elif mode == "abort_while_compiling":  # as the evaluator when LLVM aborts: its stage, then LLVM's last words
+    send({"kind": "stage", "stage": "compile"})
+    send({"kind": "compiling", "widest_vector": 256, "vector_block": "T_add", "unrolled_copies": 36})
+    sys.stderr.write("LLVM ERROR: Cannot select: a test's own words\n")
+    sys.stderr.flush()
+    os.abort()

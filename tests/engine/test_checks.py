@@ -82,7 +82,84 @@ def test_inlining_the_add_counts_as_fused(func):
         sch.compute_inline(sch.get_sblock("T_add"))
 
     outcome = checks.check_fusion(func, scheduled(func, "journal", inline_add).mod["main"], cpu(), 32 * 1024)
-    assert outcome.passed and "inlined away" in outcome.message
+    assert outcome.passed and "T_add_intermediate: not allocated, inlined into 'compute'" in outcome.message
+
+
+def test_a_stride_padded_tile_is_sized_by_the_memory_it_spans(func):
+    """storage_align pads each row of the conv's 16x16 tile to 1023 floats: the tile holds
+    1 KiB but its allocation spans 16 rows of 1023 floats, over the budget."""
+
+    def align_rows(sch):
+        sch.storage_align(sch.get_sblock("conv2d_nchw"), 0, axis=2, factor=1024, offset=1023)
+
+    aligned = scheduled(func, "journal", align_rows).mod["main"]
+    allocation = checks.allocations(aligned, cpu())["conv2d_nchw_intermediate"]
+    assert (allocation.tile_bytes, allocation.bytes) == (16 * 16 * 4, 16 * 1023 * 4)
+    outcome = checks.check_fusion(func, aligned, cpu(), 32 * 1024)
+    assert not outcome.passed
+    assert "conv2d_nchw_intermediate (written by 'conv2d_nchw') is 63.9 KiB allocated for a 1x1x16x16 tile of 1.0 KiB" in outcome.message
+    assert "storage_align" in outcome.message
+    # an alignment that pads a little stays within budget, and is said as allocated
+    def align_a_little(sch):
+        sch.storage_align(sch.get_sblock("conv2d_nchw"), 0, axis=2, factor=32, offset=17)
+
+    outcome = checks.check_fusion(func, scheduled(func, "journal", align_a_little).mod["main"], cpu(), 32 * 1024)
+    assert outcome.passed and "conv2d_nchw_intermediate: 1.1 KiB allocated for a 1x1x16x16 tile of 1.0 KiB" in outcome.message
+
+
+def test_a_computation_the_schedule_deleted_is_said_gone_not_inlined(func):
+    """decompose_padding given a loop that the padding shares with the conv, Add and ReLU
+    removes them (TVM 0.27): nothing computes the conv's result any more."""
+
+    def decompose_at_a_shared_loop(sch):
+        x_outer = sch.get_loops(sch.get_sblock("conv2d_nchw"))[3]
+        pad = sch.get_sblock("pad_temp")
+        sch.compute_at(pad, x_outer)
+        sch.decompose_padding(pad, sch.get_loops(pad)[3])
+
+    outcome = checks.check_fusion(func, scheduled(func, "journal", decompose_at_a_shared_loop).mod["main"], cpu(), 32 * 1024)
+    assert not outcome.passed and "inlined" not in outcome.message
+    assert "block 'conv2d_nchw' is gone and nothing computes its values any more: no block left reads w" in outcome.message
+    assert "blocks left: 'pad_temp_pad_const', 'pad_temp'" in outcome.message and "decompose_padding" in outcome.message
+
+
+def test_a_vector_wider_than_any_register_file_is_refused_before_compiling(func):
+    """A 50176-lane vectorize (the Add's whole 224x224 plane) made LLVM abort the evaluator:
+    TVM keeps lanes in 16 bits. Refused, saying why, at any width over the bound."""
+
+    def vectorize_a_plane(sch):
+        _, _, h, w = sch.get_loops(sch.get_sblock("T_add"))
+        sch.vectorize(sch.fuse(h, w))
+
+    outcome = checks.check_vector_width(scheduled(func, extra=vectorize_a_plane).mod["main"])
+    assert not outcome.passed
+    assert "a loop of 50176 iterations around block 'T_add'" in outcome.message
+    assert f"over the {checks.MAX_VECTOR_LANES} the grader compiles" in outcome.message
+    assert "over 32767 lanes" in outcome.message and "sch.split(loop, [None, 16])" in outcome.message
+
+    def vectorize(lanes):
+        def apply(sch):
+            _, inner = sch.split(sch.fuse(*sch.get_loops(sch.get_sblock("T_add"))), [None, lanes])
+            sch.vectorize(inner)
+        return apply
+
+    wide = checks.check_vector_width(scheduled(func, extra=vectorize(checks.MAX_VECTOR_LANES * 2)).mod["main"])
+    assert not wide.passed and "over 32767" not in wide.message
+    for fine in (scheduled(func, "blocked_vectorized"), scheduled(func, extra=vectorize(checks.MAX_VECTOR_LANES)),
+                 scheduled(func)):
+        assert checks.check_vector_width(fine.mod["main"]).passed
+
+
+def test_every_variants_padded_row_is_within_the_vector_bound():
+    from autograder.problems.variants import WIDTHS
+
+    assert max(WIDTHS) + 2 <= checks.MAX_VECTOR_LANES < checks.TVM_MAX_LANES
+
+
+def test_compile_load_names_the_widest_vector_and_the_unrolled_copies(func):
+    load = checks.compile_load(scheduled(func, "blocked_vectorized").mod["main"])
+    assert load["widest_vector"] == 16 and load["vector_block"].startswith("conv2d_nchw")
+    assert load["unrolled_copies"] == 4 * 3 * 3  # ff_inner x ry x rx around the update
 
 
 def test_interface_is_kept_by_any_schedule(func):

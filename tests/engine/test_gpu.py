@@ -157,3 +157,24 @@ def test_exercise_7_with_local_intermediates_earns_correctness_and_fusion_on_the
     assert result.check("fusion").passed
     assert score_part(result, "correctness").fraction == 1.0 and score_part(result, "fusion").fraction == 1.0
     assert score_part(result, "speed").fraction is None  # pending until a GPU times it
+
+
+def test_a_vector_no_gpu_can_hold_is_refused_before_anything_lowers_it(fast_config):
+    """Every block bound, and the Add's 224x224 plane one vectorized loop: TVM's lane count
+    overflows its 16 bits, and compiling it for CUDA failed with "Can't fetch the lanes of a
+    scalable vector". The same bound as on the CPU refuses it first, saying why."""
+    source = '''
+def schedule(sch):
+    for name in ("pad_temp", "conv2d_nchw", "compute"):
+        loops = sch.get_loops(sch.get_sblock(name))
+        outer, inner = sch.split(sch.fuse(*loops[:4]), [None, 256])
+        sch.bind(outer, "blockIdx.x")
+        sch.bind(inner, "threadIdx.x")
+    n, c, h, w = sch.get_loops(sch.get_sblock("T_add"))
+    sch.bind(c, "blockIdx.x")
+    sch.vectorize(sch.fuse(h, w))
+'''
+    result = grade_source("gpu-fused-conv", source, fast_config)
+    assert result.status == "rejected" and result.score == 0
+    assert not result.check("vector-width").passed
+    assert "a loop of 50176 iterations around block 'T_add'" in result.messages[0]

@@ -165,6 +165,44 @@ def test_an_interpreter_crash_is_reported_with_its_signal(fast_config):
     assert "SIGSEGV" in result.messages[0]
 
 
+def test_a_vector_of_50176_lanes_is_refused_saying_why_not_killed_by_sigabrt(fast_config):
+    """The Add's whole 224x224 plane as one vectorized loop: LLVM aborted the evaluator while
+    compiling it ("killed by SIGABRT"). Refused before compiling, naming the loop and the bound."""
+    result = grade(
+        """
+        def schedule(sch):
+            n, c, h, w = sch.get_loops(sch.get_sblock("T_add"))
+            sch.vectorize(sch.fuse(h, w))
+        """,
+        fast_config,
+    )
+    assert result.status == "rejected" and result.score == 0
+    assert "SIGABRT" not in result.messages[0]
+    assert "vectorizes a loop of 50176 iterations around block 'T_add'" in result.messages[0]
+    assert not result.check("vector-width").passed and result.check("interface").passed
+
+
+def test_an_evaluator_killed_while_compiling_says_the_stage_what_llvm_said_and_what_strains_it(fast_config):
+    """Whatever kills the evaluator in native code (a real child, aborted as LLVM aborts it):
+    the verdict says in which stage, LLVM's own last line, and the schedule's widest vector
+    and unrolled copies, which the evaluator reported before compiling."""
+    from pathlib import Path
+
+    from autograder.engine.pipeline import _Grading
+    from autograder.engine.sandbox import Child
+    from autograder.problems import get_problem
+
+    outcome = Child("sandbox_child_fixture", ["abort_while_compiling"], env={"PYTHONPATH": str(Path(__file__).parent)}).start().wait(30)
+    assert outcome.signal_name == "SIGABRT"
+    result = _Grading(get_problem("tile-fused-conv"), fast_config, {}).interpret_evaluation(outcome, "")
+    assert result.status == "crashed"
+    [message] = result.messages
+    assert "killed by SIGABRT" in message and "while TVM and LLVM compiled your schedule" in message
+    assert "it said last: LLVM ERROR: Cannot select: a test's own words" in message
+    assert "its widest vector has 256 lanes (around block 'T_add')" in message
+    assert "its unrolled loops copy one loop body 36 times" in message
+
+
 def test_exiting_early_is_a_crash_not_a_pass(fast_config):
     result = grade("import os\ndef schedule(sch):\n    os._exit(0)\n", fast_config)
     assert result.status == "crashed" and "without reporting" in result.messages[0]
