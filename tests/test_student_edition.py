@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 COURSE = ROOT / "course"
 SITE_TESTS = ROOT / "tests" / "site"  # where the tiny test course's writer lives
 WHEEL_URL = "https://example.org/tvm-course/tvm_course-0.1.0-py3-none-any.whl"
-ASSIGNMENTS = ("tiling", "gpu-tiling")
+ASSIGNMENTS = ("tiling", "gpu-tiling", "cost-model")
 LESSONS = sorted(p.name for p in (ROOT / "lessons").glob("*.ipynb"))
 # What a released quiz must not carry as keys (tests/quiz/test_release.py)
 SECRET_KEYS = {"correct", "answer", "tolerance", "mistakes", "patterns", "solution"}
