@@ -30,12 +30,13 @@ def register(subparsers) -> None:
         "similar",
         help="after grading: pairs and clusters of submissions with the same schedule, or nearly (a hint, not a verdict)",
         description=(
-            "Compare the schedules of ASSIGNMENT's graded submissions, as the trusted grader recorded their "
-            "traces: an outline of each (look-ups dropped, loops named by how they were made, the split "
-            "factors that follow from the workload's shape written *, runs of loop marks sorted), so that "
-            "copies of one schedule match across students' workload variants. Lists students whose outlines "
-            "are identical (grouped when more than two share one), then near pairs (at most --near of the "
-            "longer outline's instructions inserted, deleted or changed), then what matches or nearly matches "
+            "Compare what the schedules of ASSIGNMENT's graded submissions do, as the trusted grader recorded "
+            "it: the loop nest each leaves on the problem's default workload (loops by depth, extent and kind, "
+            "blocks by their bindings, loops of one iteration left out), so that instructions that change "
+            "nothing change nothing here, and copies of one schedule match across students' workload variants "
+            "(grades kept before loop nests were: their traces' instructions, compared among themselves). "
+            "Lists students whose outlines are identical (grouped when more than two share one), then near "
+            "pairs (at most --near of the longer outline's lines inserted, deleted or changed), then what matches or nearly matches "
             "shared material: the yardsticks, the journal's tiling and the other schedules the lessons show. "
             "This is a hint where to look, never a verdict: students who read the same lessons write "
             "similar schedules, and a short schedule has few ways to be written. Read the submissions "
@@ -45,7 +46,7 @@ def register(subparsers) -> None:
     parser.add_argument("assignment", metavar="ASSIGNMENT")
     parser.add_argument("--course", metavar="DIR", help="the nbgrader course root (default: . if it holds nbgrader_config.py, else ./course)")
     parser.add_argument("--near", type=float, default=NEAR, metavar="FRACTION",
-                        help="largest share of differing instructions for a near pair (default: %(default)s, one in five; "
-                             "outlines shorter than 1/FRACTION instructions are never near)")
+                        help="largest share of differing lines for a near pair (default: %(default)s, one in five; "
+                             "outlines shorter than 1/FRACTION lines are never near)")
     parser.add_argument("--limit", type=int, default=LIMIT, help="groups or pairs listed per section (default: %(default)s)")
     parser.set_defaults(handler=similar)

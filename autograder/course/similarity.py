@@ -1,15 +1,20 @@
 """Similarity hints for the instructor, after a grading run: which submissions' schedules are
 the same, or nearly, up to the workload's shape. A hint where to look, never a verdict.
 
-Each graded schedule's trace is kept as a canonical outline in the trusted grader's record
-(engine/trace_outline.py: look-ups dropped, loops named by how they were made, factors that
-follow from the shape written `*`, runs of marks sorted). Per answer cell:
+What is compared is what a schedule does, not the instructions that say it: the trusted
+grader keeps, with each grade, the outline of the loop nest the schedule leaves on the
+problem's default workload (engine/nest_outline.py: loops by depth, extent and kind, each
+block's bindings, unit loops left out), so instructions that change nothing (a one-loop fuse,
+a split by 1, add_unit_loop, annotate then unannotate, ...) change nothing here either, and a
+copy on another student's variant reads the same. Grades kept before loop nests were (only a
+trace outline, engine/trace_outline.py) are compared by their instructions, among themselves.
+Per answer cell:
 
 - submissions whose outlines are identical form a group (two students, or a cluster of more);
-- two groups are near when their outlines differ in at most NEAR of the instructions of the
-  longer one (the edit distance on the lines: an instruction inserted, deleted or changed
-  counts one). With NEAR = 0.2 that is one instruction in five: two schedules shorter than
-  five instructions are never near, since there is too little in them to tell copies apart;
+- two groups are near when their outlines differ in at most NEAR of the lines of the longer
+  one (the edit distance on the lines: a line inserted, deleted or changed counts one). With
+  NEAR = 0.2 that is one line in five: two outlines shorter than five lines are never near,
+  since there is too little in them to tell copies apart;
 - what the lessons and the package show everyone is shared material, not a sign of copying:
   the yardsticks (problems/yardsticks.py), the journal's tiling (examples/journal.py), its
   steps and its variants in the lessons (lessons/schedules.py), and no schedule at all. A
@@ -37,12 +42,19 @@ LIMIT = 20  # groups and pairs listed per section of the text
 MAX_NAMES = 12  # students named per group
 
 
+# What an outline is made of: the loop nest a schedule leaves (nest_outline.py), or, in grades
+# kept before those were, the trace's instructions (trace_outline.py). Never compared across.
+NEST, TRACE = "loop nest", "instructions"
+UNITS = {NEST: "loop-nest lines", TRACE: "instructions"}
+
+
 @dataclass(frozen=True)
 class Outlined:
     student: str
     cell: str  # notebook/grade_id of the schedule's answer cell
     problem: str
     outline: tuple[str, ...]
+    kind: str = NEST
 
 
 @dataclass
@@ -75,6 +87,7 @@ class CellHints:
     problem: str
     compared: int  # submissions of this cell with an outline
     threshold: float = NEAR  # the `near` the pairs were found with
+    kind: str = NEST  # what the outlines are made of
     groups: list[Group] = field(default_factory=list)  # two students or more each
     near: list[NearPair] = field(default_factory=list)
 
@@ -101,15 +114,17 @@ def read_outlines(coursedir, assignment: str) -> list[Outlined]:
             if not isinstance(results, dict):
                 continue
             for grade_id, result in sorted(results.items()):
-                outline = _outline_of(result)
-                if outline is not None:
-                    found.append(Outlined(submission.student, f"{path.stem}/{grade_id}", str(result.get("problem", "?")), outline))
+                for kind, key in ((NEST, "schedule_outline"), (TRACE, "trace_outline")):
+                    outline = _outline_of(result, key)
+                    if outline is not None:
+                        found.append(Outlined(submission.student, f"{path.stem}/{grade_id}", str(result.get("problem", "?")), outline, kind))
+                        break
     return found
 
 
-def _outline_of(result) -> tuple[str, ...] | None:
-    """The record's outline, if it is one (a list of short strings, as trace_outline bounds it)."""
-    outline = result.get("trace_outline") if isinstance(result, dict) else None
+def _outline_of(result, key: str = "trace_outline") -> tuple[str, ...] | None:
+    """The record's outline under `key`, if it is one (a list of short strings, as the grader bounds it)."""
+    outline = result.get(key) if isinstance(result, dict) else None
     if not isinstance(outline, list) or len(outline) > MAX_LINES or not all(
         isinstance(line, str) and len(line) <= MAX_LINE_CHARS for line in outline
     ):
@@ -122,7 +137,8 @@ def _outline_of(result) -> tuple[str, ...] | None:
 
 @functools.lru_cache(maxsize=1)
 def shared_outlines() -> dict[tuple[str, ...], str]:
-    """Outline -> what it is, for every schedule the package and the lessons show students."""
+    """Outline -> what it is, for every schedule the package and the lessons show students
+    (both kinds of outline: they never coincide)."""
     from ..lessons import schedules
     from ..problems import PROBLEMS
     from ..problems.yardsticks import YARDSTICKS
@@ -134,9 +150,16 @@ def shared_outlines() -> dict[tuple[str, ...], str]:
         shown[f"the journal's tiling to step {step} ({schedules.JOURNAL_STEP_NAMES[step]}), shown in lesson 2"] = schedules.journal_steps(step)
     shown["the journal's tiling with Add and ReLU vectorised, shown in lesson 2"] = schedules.journal_with_vectorized_tail
     shown["the padding inlined into the conv, shown in lesson 1"] = schedules.pad_inlined
-    outlines = {outline_of_schedule(function): label for label, function in reversed(shown.items())}
+    shown["no schedule at all (the unscheduled function)"] = _unscheduled
+    outlines = {}
+    for label, function in reversed(shown.items()):
+        outlines.update(dict.fromkeys(outlines_of_schedule(function), label))
     outlines[()] = "no schedule at all (the unscheduled function)"
     return outlines
+
+
+def _unscheduled(sch) -> None:
+    """No schedule at all."""
 
 
 def solution_outlines(course_root: Path) -> dict[tuple[str, ...], str]:
@@ -147,24 +170,26 @@ def solution_outlines(course_root: Path) -> dict[tuple[str, ...], str]:
         namespace: dict = {"__name__": f"solutions.{path.stem}"}
         try:
             exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)
-            found[outline_of_schedule(namespace["schedule"])] = f"solutions/{path.name}"
+            found.update(dict.fromkeys(outlines_of_schedule(namespace["schedule"]), f"solutions/{path.name}"))
         except Exception:  # an instructor's work in progress: no note rather than no hints
             continue
     return found
 
 
-def outline_of_schedule(function) -> tuple[str, ...]:
-    """The outline of what `function(sch)` does to the course's workload (the default shape:
-    outlines do not depend on it)."""
+def outlines_of_schedule(function) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Both outlines of what `function(sch)` does to the course's default workload, as the
+    grader makes them: the loop nest (what the hints compare) and the trace's instructions."""
     from tvm import s_tir
 
+    from ..engine.nest_outline import outline_function
     from ..engine.replay import trace_to_json
     from ..engine.trace_outline import outline_trace
     from ..problems.workload import fused_primfunc
 
     schedule = s_tir.Schedule(fused_primfunc())
     function(schedule)
-    return tuple(outline_trace(json.loads(json.dumps(trace_to_json(schedule.trace)))))
+    return (tuple(outline_function(schedule.mod["main"])),
+            tuple(outline_trace(json.loads(json.dumps(trace_to_json(schedule.trace))))))
 
 
 # ---- pairing -----------------------------------------------------------------------------
@@ -175,16 +200,16 @@ def find_hints(entries: list[Outlined], shared: dict[tuple[str, ...], str] | Non
     """Groups of identical outlines and near pairs, per answer cell, sorted; `shared` and
     `solutions` map outlines to what they are (see the module's docstring)."""
     shared, solutions = shared or {}, solutions or {}
-    by_cell: dict[tuple[str, str], dict[tuple[str, ...], list[str]]] = {}
+    by_cell: dict[tuple[str, str, str], dict[tuple[str, ...], list[str]]] = {}
     for entry in entries:
-        by_cell.setdefault((entry.cell, entry.problem), {}).setdefault(entry.outline, []).append(entry.student)
+        by_cell.setdefault((entry.cell, entry.problem, entry.kind), {}).setdefault(entry.outline, []).append(entry.student)
     hints = []
-    for (cell, problem), outlines in sorted(by_cell.items()):
+    for (cell, problem, kind), outlines in sorted(by_cell.items()):
         everyone = [
             Group(outline, sorted(set(students)), shared.get(outline), _close_to(outline, shared, near), solutions.get(outline))
             for outline, students in outlines.items()
         ]
-        result = CellHints(cell, problem, sum(len(g.students) for g in everyone), near)
+        result = CellHints(cell, problem, sum(len(g.students) for g in everyone), near, kind)
         result.groups = sorted((g for g in everyone if len(g.students) > 1), key=_group_order)
         for i, first in enumerate(everyone):
             for second in everyone[i + 1:]:
@@ -245,23 +270,26 @@ HINT_NOTE = ("A hint where to look, never a verdict: students who read the same 
 
 def format_hints(assignment: str, hints: list[CellHints], limit: int = LIMIT, shared_too: bool = True) -> str:
     """The hints as text: per answer cell, identical groups, near pairs, then shared material."""
-    lines = [f"Similar schedules in {assignment} (outlines compared up to the workload's shape). {HINT_NOTE}"]
+    lines = [f"Similar schedules in {assignment} (what each schedule does compared: the loop nest it leaves on the "
+             f"default workload, whatever instructions made it). {HINT_NOTE}"]
     if not hints:
         lines.append("  no graded submission has a schedule trace to compare")
     for cell in hints:
         groups, pairs = cell.suspicious
-        lines.append(f"\n{cell.cell} ({cell.problem}): {cell.compared} submission(s) with a trace")
+        older = " (graded before loop nests were kept: compared by their instructions)" if cell.kind == TRACE else ""
+        lines.append(f"\n{cell.cell} ({cell.problem}): {cell.compared} submission(s) with a trace{older}")
         if not groups and not pairs:
             lines.append("  no two are the same or nearly, apart from shared material")
-        _section(lines, "the same schedule (identical outlines):", [_group_text(g) for g in groups], limit)
-        _section(lines, f"nearly the same (at most {cell.threshold:.0%} of the instructions differ):",
-                 [_pair_text(p) for p in pairs], limit)
+        unit = UNITS[cell.kind]
+        _section(lines, "the same schedule (identical outlines):", [_group_text(g, unit) for g in groups], limit)
+        _section(lines, f"nearly the same (at most {cell.threshold:.0%} of the {unit} differ):",
+                 [_pair_text(p, unit) for p in pairs], limit)
         if shared_too:
             shared = [g for g in cell.groups if g.shared is not None]
             shared_pairs = [p for p in cell.near if p.shared]
             _section(lines, "shared material (the lessons show it to everyone; not a sign of copying):",
                      [f"{_names(g.students)}: identical; matches {g.shared}" for g in shared]
-                     + [_shared_pair_text(p) for p in shared_pairs], limit)
+                     + [_shared_pair_text(p, unit) for p in shared_pairs], limit)
     return "\n".join(visible(line) for line in lines)
 
 
@@ -274,8 +302,8 @@ def _section(lines: list[str], title: str, items: list[str], limit: int) -> None
         lines.append(f"    ... and {len(items) - limit} more (--limit N lists more)")
 
 
-def _group_text(group: Group) -> str:
-    text = f"{_names(group.students)}: {len(group.outline)} instructions"
+def _group_text(group: Group, unit: str) -> str:
+    text = f"{_names(group.students)}: {len(group.outline)} {unit}"
     if group.close_to:
         text += f"; close to {group.close_to}"
     if group.solution:
@@ -283,17 +311,17 @@ def _group_text(group: Group) -> str:
     return text
 
 
-def _pair_text(pair: NearPair) -> str:
-    text = f"{_names(pair.first.students)} ~ {_names(pair.second.students)}: {pair.distance} of {pair.length} instructions differ"
+def _pair_text(pair: NearPair, unit: str) -> str:
+    text = f"{_names(pair.first.students)} ~ {_names(pair.second.students)}: {pair.distance} of {pair.length} {unit} differ"
     solution = pair.first.solution or pair.second.solution
     if solution and not pair.shared:
         text += f" (one side is the reference solution, {solution})"
     return text
 
 
-def _shared_pair_text(pair: NearPair) -> str:
+def _shared_pair_text(pair: NearPair, unit: str) -> str:
     labels = list(dict.fromkeys(g.shared or g.close_to for g in (pair.first, pair.second)))
-    return _pair_text(pair) + f"; both at or near {' / '.join(labels)}"
+    return _pair_text(pair, unit) + f"; both at or near {' / '.join(labels)}"
 
 
 def _names(students: list[str]) -> str:

@@ -146,6 +146,7 @@ class Evaluation:
         scheduled = schedule.mod["main"]
         summary = validate_trace(trace, self.problem.target)
         report["messages"].extend(summary.dropped + summary.notes)  # what replay left out, and why; hints that do nothing here
+        report["schedule_outline"] = _schedule_outline(self.problem, trace, schedule)
 
         self.timer.stage("checks")
         structural = [checks.check_interface(self.func, scheduled), checks.check_vector_width(scheduled)]
@@ -369,6 +370,17 @@ def _speed(samples: dict[str, list[float]], flops: int, peak_flop: int, rule) ->
         "runtimes_ms": {name: seconds * 1e3 for name, seconds in runtimes.items()},
         "gflops": gflops,
     }
+
+
+def _schedule_outline(problem: Problem, trace, schedule) -> list[str] | None:
+    """What the schedule does, for the instructor's similarity hints (nest_outline.py); None
+    where it cannot be made, which costs the grading nothing."""
+    from .nest_outline import schedule_outline
+
+    try:
+        return schedule_outline(problem, trace, schedule)
+    except Exception:  # noqa: BLE001  (a hint: never worth a grade)
+        return None
 
 
 def _check(name: str, passed: bool, message: str) -> dict:

@@ -37,7 +37,7 @@ from .processes import alive
 from .report import Check, Result
 from .runners import check_tracker_reachable
 from .sandbox import Child, ChildOutcome
-from .trace_outline import outline_trace
+from .trace_outline import outline_lines, outline_trace
 from .trace_schema import TraceRejected, validate_trace
 
 # Starting a child costs an interpreter, `import tvm` and building the workload: not the
@@ -184,6 +184,7 @@ def grading_machine(config: GraderConfig) -> str:
 
 class _Grading:
     trace_outline: list[str] | None = None  # set once the trace passes the schema
+    schedule_outline: list[str] | None = None  # set once the evaluator replayed it (nest_outline.py)
 
     def __init__(self, problem: Problem, config: GraderConfig, variant: dict):
         self.problem, self.config, self.variant = problem, config, variant
@@ -195,6 +196,7 @@ class _Grading:
         self.timings["total"] = time.monotonic() - self.started
         fields.setdefault("checks", [])
         fields.setdefault("trace_outline", self.trace_outline)
+        fields.setdefault("schedule_outline", self.schedule_outline)
         target = self.evaluator.last_message("target") if self.evaluator else None
         fields.setdefault("cpu", target["cpu"] if target and isinstance(target.get("cpu"), str) else self.config.mcpu)
         fields.setdefault("machine", grading_machine(self.config))
@@ -369,6 +371,7 @@ class _Grading:
             if stage in ("prepare", "waiting"):
                 return self.result("error", "internal grader error (not your code) while preparing the workload:\n" + outcome.output_tail[-1500:], student_output=output, grader_fault=True)
             return self.result("crashed", _evaluator_crash(outcome, stage), student_output=output)
+        self.schedule_outline = outline_lines(report.get("schedule_outline"))
         for name, seconds in report.get("stage_s", {}).items():
             self.timings[f"evaluate.{name}"] = seconds
         checks = [Check(**c) for c in report.get("checks", [])]

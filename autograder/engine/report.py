@@ -48,6 +48,9 @@ class Result:
     # The schedule's trace as a short canonical outline (engine/trace_outline.py), for the
     # instructor's similarity hints; None where no trace passed the schema.
     trace_outline: list[str] | None = None
+    # What the schedule does: its loop nest on the default workload (engine/nest_outline.py), which
+    # the similarity hints compare; None where the trace did not replay.
+    schedule_outline: list[str] | None = None
     # The workload graded: whose variant (student id, or None) and its sizes (problems/variants.py).
     variant: dict | None = None
     # Set where this was a re-timing of the same submission (nbgrader_ext/steady.py): whether its

@@ -74,6 +74,14 @@ def outline_trace(trace: list) -> list[str]:
     return bounded(lines)
 
 
+def outline_lines(value) -> list[str] | None:
+    """An outline another process sent (the evaluator's schedule outline), if it is one: a
+    list of strings, bounded here whatever it holds; None otherwise."""
+    if not isinstance(value, list) or len(value) > 4 * MAX_LINES or not all(isinstance(line, str) for line in value):
+        return None
+    return bounded(value)
+
+
 def bounded(lines: list[str]) -> list[str]:
     """At most MAX_LINES lines of at most MAX_LINE_CHARS, MAX_CHARS in all; what is cut is
     summarised by a digest, so outlines that differ only past the cut still differ."""

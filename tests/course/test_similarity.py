@@ -73,9 +73,9 @@ def test_shared_material_is_listed_apart():
     assert (near_journal.first.students, near_journal.second.students) == (["j1", "j2"], ["k"])
     text = format_hints("tiling", [cell])
     assert "never a verdict" in text
-    assert text.index("x, y: 10 instructions") < text.index("x, y ~ z: 1 of 10 instructions differ") < text.index("shared material")
+    assert text.index("x, y: 10 loop-nest lines") < text.index("x, y ~ z: 1 of 10 loop-nest lines differ") < text.index("shared material")
     assert "j1, j2: identical; matches the journal's tiling, shown in the lessons" in text
-    assert "j1, j2 ~ k: 1 of 7 instructions differ; both at or near the journal's tiling" in text
+    assert "j1, j2 ~ k: 1 of 7 loop-nest lines differ; both at or near the journal's tiling" in text
     assert "shared material" not in format_hints("tiling", [cell], shared_too=False)
 
 
@@ -93,7 +93,7 @@ def test_the_text_is_bounded_and_sorted():
     text = format_hints("tiling", [cell], limit=20)
     listed = [line for line in text.splitlines() if line.startswith("    ")]
     assert len(listed) == 21 and listed[-1] == "    ... and 11 more (--limit N lists more)"
-    assert listed[0].startswith("    c00, c01,") and "and 28 more: 10 instructions" in listed[0]  # the cluster of 40 first
+    assert listed[0].startswith("    c00, c01,") and "and 28 more: 10 loop-nest lines" in listed[0]  # the cluster of 40 first
 
 
 def test_edit_distance_is_levenshtein_within_its_limit():
@@ -122,6 +122,62 @@ def test_a_record_that_is_not_an_outline_is_ignored():
         assert _outline_of(bad) is None
 
 
+# ---- what a schedule does, not how many instructions say it -------------------------------
+
+# Instructions that change nothing, of every kind a padding could use: after each, the loop nest
+# is what it was. Applied to ada's schedule (the reference solution) once it is done.
+NO_OPS = """\
+    c = sch.get_sblock("conv2d_nchw_update")
+    sch.fuse(sch.get_loops(c)[3])                                  # a fuse of one loop
+    sch.reorder(sch.get_loops(c)[2])                               # a reorder of one loop
+    sch.split(sch.get_loops(c)[4], factors=[None, 1])              # a split by 1
+    sch.split(sch.get_loops(c)[1], factors=[1, None])              # ... and the other way round
+    sch.add_unit_loop(sch.get_sblock("T_add"))                     # a unit loop over a block
+    sch.add_unit_loop(sch.get_loops(c)[5])                         # ... and over a loop
+    sch.parallel(sch.add_unit_loop(sch.get_sblock("compute")))     # a mark on a loop of one iteration
+    loop = sch.get_loops(c)[3]
+    sch.annotate(loop, "pragma_auto_unroll_max_step", 16)          # annotate, then unannotate
+    sch.unannotate(loop, "pragma_auto_unroll_max_step")
+    sch.annotate(c, "meta_schedule.random_compute_producer", 1)    # a hint only MetaSchedule reads
+    sch.set_scope(sch.get_sblock("T_add"), 0, "global")            # the scope it already has
+    sch.reorder_block_iter_var(sch.get_sblock("compute"), [3, 2, 1, 0])
+    sch.storage_align(sch.get_sblock("T_add"), 0, 2, 1, 0)         # an alignment to 1
+    sch.sample_perfect_tile(sch.get_loops(c)[2], n=2)              # a sampled tiling nothing uses
+"""
+
+
+def _with(schedule_source: str, extra: str = ""):
+    namespace: dict = {}
+    exec(schedule_source + extra, namespace)
+    return namespace["schedule"]
+
+
+def test_instructions_that_change_nothing_leave_the_outline_as_it_was():
+    from autograder.course.similarity import outlines_of_schedule
+
+    import solutions
+
+    ada = solutions.source("blocked_vectorized")
+    (nest, trace), (padded_nest, padded_trace) = (outlines_of_schedule(_with(ada, extra)) for extra in ("", NO_OPS))
+    assert padded_nest == nest and len(padded_trace) > len(trace) + 10  # the instructions differ; what they do does not
+    [cell] = find_hints(entries(("ada", nest), ("copy", padded_nest)))
+    assert [g.students for g in cell.groups] == [["ada", "copy"]]
+    # A real change still shows: one unroll fewer is two lines (the loop of the update and of the init)
+    less = outlines_of_schedule(_with(ada.replace("    sch.unroll(ff_inner)\n", "")))[0]
+    [cell] = find_hints(entries(("ada", nest), ("other", less)))
+    assert cell.groups == [] and [(p.distance, p.length) for p in cell.near] == [(2, len(nest))]
+
+
+def test_grades_kept_before_loop_nests_are_compared_among_themselves():
+    mixed = [Outlined("old1", "tiling/schedule", "tile-fused-conv", A, "instructions"),
+             Outlined("old2", "tiling/schedule", "tile-fused-conv", A, "instructions"),
+             Outlined("new", "tiling/schedule", "tile-fused-conv", A)]
+    older, newer = find_hints(mixed)
+    assert [g.students for g in older.groups] == [["old1", "old2"]] and newer.groups == [] and newer.near == []
+    text = format_hints("tiling", [older, newer])
+    assert "old1, old2: 10 instructions" in text and "compared by their instructions" in text
+
+
 # ---- end to end ----------------------------------------------------------------------------
 
 ADA_DISGUISED = """\
@@ -143,6 +199,7 @@ def schedule(sch):
         sch.vectorize(sch.get_loops(block)[-1])
 """
 ADA_NEAR = ADA_DISGUISED.replace("    sch.unroll(k1)\n", "")
+ADA_PADDED = ADA_DISGUISED + NO_OPS  # a copy padded with instructions that change nothing
 RIGHT = "TILES_PER_CHANNEL = 196\nTILE_BYTES = 1024\nWHOLE_BYTES = 3211264\nHALO_PIXELS = 324"
 
 
@@ -159,7 +216,7 @@ def graded(tmp_path_factory):
     release_assignment(root, "tiling")
     submit_samples(root, "tiling", only=["ada", "ben", "mallory"])
     coursedir = course_directory(load_course_config(root))
-    for student, source in (("ada-copy", ADA_DISGUISED), ("ada-near", ADA_NEAR)):
+    for student, source in (("ada-copy", ADA_DISGUISED), ("ada-near", ADA_NEAR), ("ada-padded", ADA_PADDED)):
         submit(coursedir, Sample(student, "tiling", "ada's schedule, disguised", {"schedule": source, "tile-arithmetic": RIGHT}))
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
@@ -179,10 +236,11 @@ def test_similar_lists_copies_near_copies_and_shared_material(graded):
     with contextlib.redirect_stdout(out):
         assert main(["similar", "tiling", "--course", str(root)]) == 0
     text = out.getvalue()
-    assert "never a verdict" in text and "tiling/schedule (tile-fused-conv): 5 submission(s) with a trace" in text
+    assert "never a verdict" in text and "tiling/schedule (tile-fused-conv): 6 submission(s) with a trace" in text
     same = text.index("the same schedule")
-    assert text.index("ada, ada-copy: 12 instructions; this is the course's reference solution (solutions/blocked_vectorized.py)") > same
-    assert "ada, ada-copy ~ ada-near: 1 of 12 instructions differ" in text
+    assert text.index("ada, ada-copy, ada-padded: 25 loop-nest lines; this is the course's reference solution "
+                      "(solutions/blocked_vectorized.py)") > same
+    assert "ada, ada-copy, ada-padded ~ ada-near: 2 of 25 loop-nest lines differ" in text
     shared = text.index("shared material")
     assert text.index("ben, mallory: identical; matches the journal's tiling, shown in the lessons") > shared
     assert "ben, mallory" not in text[:shared]
@@ -192,7 +250,7 @@ def test_similar_lists_copies_near_copies_and_shared_material(graded):
 def test_the_grading_run_ends_with_the_pairs_worth_a_look(graded):
     _, printed = graded
     hints = printed[printed.index("Similar schedules in tiling"):]
-    assert "ada, ada-copy: 12 instructions" in hints and "ada, ada-copy ~ ada-near" in hints
+    assert "ada, ada-copy, ada-padded: 25 loop-nest lines" in hints and "ada, ada-copy, ada-padded ~ ada-near" in hints
     assert "ben" not in hints and "tvm-course similar tiling" in hints
 
 
@@ -205,6 +263,8 @@ def test_the_outline_is_stored_with_the_grade(graded):
     [result] = notebook["metadata"]["tvm_course"]["results"].values()
     assert result["status"] == "passed"
     assert result["trace_outline"][0] == "split(conv2d_nchw[1], *, 4; 1, 0)" and len(result["trace_outline"]) == 12
+    # what the hints compare: the loop nest, made on the default workload whatever ada-copy's variant
+    assert len(result["schedule_outline"]) == 25 and "block conv2d_nchw_update" in "\n".join(result["schedule_outline"])
 
 
 def test_similar_without_a_course_is_a_usage_error_and_without_grades_says_so(tmp_path, capsys):
