@@ -71,3 +71,22 @@ def test_an_unreadable_notebook_is_a_plan_error(tmp_path):
     (tmp_path / "broken.ipynb").write_text("{not json")
     with pytest.raises(PlanError, match="cannot read"):
         load_plan(tmp_path / "broken.ipynb")
+
+
+def test_the_cost_model_assignment_plans_a_cost_model_scored_by_ranking_and_search():
+    plan = load_plan(source_notebook("cost-model"))
+    (answer,) = plan.answers.values()
+    assert (answer.grade_id, answer.kind, answer.name) == ("cost-model", "cost-model", "learned-cost-model")
+    assert sorted((c.grade_id, c.part) for c in plan.scored.values()) == [("ranking", "ranking"), ("search", "search")]
+
+
+def test_a_cost_model_test_cell_names_one_of_its_parts():
+    import nbformat
+
+    notebook = nbformat.read(source_notebook("cost-model"), as_version=4)
+    _cell(notebook, "search").metadata["tvm_course"]["part"] = "speed"
+    with pytest.raises(PlanError, match="part must be one of ranking, search, not 'speed'"):
+        plan_from_notebook(notebook)
+    _cell(notebook, "cost-model").metadata["tvm_course"]["answer"] = "model"
+    with pytest.raises(PlanError, match="'schedule', 'questions' or 'cost-model', not 'model'"):
+        plan_from_notebook(notebook)
