@@ -1,0 +1,40 @@
+"""The cost-model notebook in a real Jupyter kernel, as a student runs it: their shape from the
+released variants table, the self-check on a table measured on this machine (the tiny one here:
+the full one takes minutes, and is what tests/costmodel/test_solution.py grades), and the test
+cells showing the points the class run's code gives."""
+from __future__ import annotations
+
+import os
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from autograder.problems.variants import write_table
+
+from tests.course.conftest import source_notebook
+
+pytestmark = pytest.mark.slow
+
+STUDENT = "48213"
+
+
+def test_a_student_runs_the_notebook_and_the_self_check_grades_their_cell(tmp_path, monkeypatch):
+    notebook = nbformat.read(source_notebook("cost-model"), as_version=4)
+    check = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "self-check")
+    assert check.source.startswith("check = self_check(features, Model)")
+    check.source = check.source.replace("self_check(features, Model)", 'self_check(features, Model, grid="tiny")')
+    write_table(tmp_path / "variants.json", [STUDENT], b"a test's course secret, long enough")
+    monkeypatch.setenv("TVM_COURSE_STUDENT", STUDENT)
+    monkeypatch.setenv("TVM_COURSE_TABLES", str(tmp_path / "tables"))
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    NotebookClient(notebook, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    said = {c.metadata.get("nbgrader", {}).get("grade_id"): "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "")
+                                                                       for o in c.get("outputs", []))
+            for c in notebook.cells if c.cell_type == "code"}
+    assert "Your workload: x " in said["setup"] and f"Student {STUDENT}" in said["setup"]
+    assert "ranking:" in said["self-check"] and "search:" in said["self-check"]
+    assert "top-2 score" in said["ranking"] and "pairwise accuracy" in said["ranking"]
+    assert "4.0" in said["ranking"]  # the solution's points, as the class run gives them
+    assert "measurements until a schedule within 10%" in said["search"] or "pending" in said["search"]
+    assert os.listdir(tmp_path / "tables")  # measured here, kept where it was told
