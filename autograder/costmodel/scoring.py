@@ -57,9 +57,10 @@ NEAR_BEST = 1.10
 # measurements saved in a search.
 MIN_REFERENCE_LEAD = 0.005
 MIN_MEASUREMENTS_SAVED = 0.5
-# Full credit at this share of the reference's lead over random: a model as good as the
-# reference scores within a few percent of it either way on one table's draws (measured: the
-# instructor's solution, 0.9-1.1 of the reference's lead on the searches), and is not docked for it.
+# Full credit at this share of the reference's lead over random: a model about as good as the
+# reference lands either side of it on one table's draws (measured on one 320-candidate table:
+# a ridge model with more features than the reference's, 0.55 to 1.1 of its lead on the search
+# over four seeds), and the margin keeps such noise from docking it.
 FULL_CREDIT_SHARE = 0.8
 
 
