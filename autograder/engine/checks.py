@@ -111,7 +111,10 @@ def allocations(func, target) -> dict[str, Allocation]:
     for block in blocks(compacted["main"]):
         for buffer in block.alloc_buffers:
             shapes.setdefault(buffer.name, buffer)
-    flattened = tirx.transform.FlattenBuffer()(s_tir.transform.LowerOpaqueBlock()(compacted))
+    try:
+        flattened = tirx.transform.FlattenBuffer()(s_tir.transform.LowerOpaqueBlock()(compacted))
+    except Exception:  # noqa: BLE001  (the compile says why it cannot lower: sized from the strides here)
+        return {name: _from_strides(buffer) for name, buffer in shapes.items()}
     found: dict[str, Allocation] = {}
 
     def visit(node):
@@ -127,6 +130,15 @@ def allocations(func, target) -> dict[str, Allocation]:
 
     walk(flattened["main"].body, visit)
     return found
+
+
+def _from_strides(buffer) -> Allocation:
+    """A compacted buffer's allocation as flattening lays it out: its outermost extent times its
+    stride, or its shape where it has no strides."""
+    shape = tuple(int(d) for d in buffer.shape)
+    strides = tuple(int(s) for s in buffer.strides)
+    elements = max((extent * stride for extent, stride in zip(shape, strides)), default=0) if strides else _elements(shape)
+    return Allocation(buffer.name, elements * _element_bytes(buffer), _elements(shape) * _element_bytes(buffer), shape, strides)
 
 
 def compacted_buffer_bytes(func, target) -> dict[str, int]:

@@ -313,3 +313,16 @@ def test_a_copy_of_an_input_or_the_padding_is_not_an_intermediate(func):
 
     outcome = checks.check_fusion(func, scheduled(func, "journal", copy_the_padding_whole).mod["main"], cpu(), 32 * 1024)
     assert outcome.passed, outcome.message
+
+
+def test_sized_from_strides_where_flattening_is_not_reached_the_same(func):
+    """The fallback for a function lowering refuses (the compile then says why) sizes as
+    flattening does: checked against it on a padded tile and a plain one."""
+    def align_rows(sch):
+        sch.storage_align(sch.get_sblock("conv2d_nchw"), 0, axis=2, factor=1024, offset=1023)
+
+    aligned = scheduled(func, "journal", align_rows).mod["main"]
+    flattened = checks.allocations(aligned, cpu())
+    for block in checks.blocks(checks.compacted_module(aligned, cpu())["main"]):
+        for buffer in block.alloc_buffers:
+            assert checks._from_strides(buffer) == flattened[buffer.name]
