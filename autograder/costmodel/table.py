@@ -12,8 +12,8 @@ Tables are cached per machine (LLVM's name for this host's CPU, and the CPU comp
 (`table_dir`: $TVM_COURSE_TABLES, else ~/.cache/tvm-course/cost-model-tables), never beside
 the course's released files; each file carries TABLE_FORMAT, which the student edition's leak
 check refuses. A cached table is audited each time it is used: a few of its candidates are timed
-again, and where their times moved against each other the table is measured again (said in
-`Table.notes`).
+again, and where their times moved against each other, twice in a row (a burst of load moves
+one timing, seldom two alike), the table is measured again (said in `Table.notes`).
 """
 from __future__ import annotations
 

@@ -147,6 +147,11 @@ def _read_trusted_record(row: Row, graded: Path) -> dict:
                 row.grader_faults.append(visible("\n".join(str(m) for m in result.get("messages", [])) or result.get("status", "?")))
             elif not row.note and result.get("status") != "passed":
                 row.note = _reason(result)
+        for graded in record.get("cost_models", {}).values():  # a part the grader could not score: its why, for the log
+            parts = graded.get("parts") if isinstance(graded.get("parts"), dict) else {}
+            for name, part in sorted(parts.items()):
+                if isinstance(part, dict) and part.get("fraction") is None:
+                    row.grader_faults.append(visible(f"{name}: " + " ".join(str(line) for line in part.get("lines", []))))
     if statuses:
         row.schedule = ",".join(statuses)
     if recovered:

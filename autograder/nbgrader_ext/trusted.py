@@ -56,7 +56,7 @@ class TrustedVerdicts:
 
 def graded_record(path: Path) -> dict | None:
     """What an autograded notebook file says of its grading, for the course's readers (the class
-    summary, the re-time pass, the benchmark): "results" and "questions" as to_metadata wrote them
+    summary, the re-time pass, the benchmark): "results", "questions" and "cost_models" as to_metadata wrote them
     (only their entries that are dicts), and "submission", what normalising recorded
     (normalise.submission_record). None for a file that is not a notebook holding a record. The
     file is the grader's own, but it has been through nbgrader and a disk: its readers rely on
@@ -69,7 +69,7 @@ def graded_record(path: Path) -> dict | None:
     if not isinstance(record, dict):
         return None
     return {"results": _dict_entries(record.get("results")), "questions": _dict_entries(record.get("questions")),
-            "submission": submission_record(metadata)}
+            "cost_models": _dict_entries(record.get("cost_models")), "submission": submission_record(metadata)}
 
 
 def _dict_entries(found) -> dict:

@@ -113,10 +113,10 @@ def test_the_graded_record_is_read_back_in_the_shape_its_readers_rely_on(tmp_pat
     written = TrustedGrading(plan_from_notebook(nbformat.read(source_notebook("tiling"), as_version=4)), FAST)
     written = written.refuse("not a notebook").finish().to_metadata()
     kept = notebook("kept.ipynb", {METADATA_KEY: {**written, SUBMISSION_KEY: {"refused": "not a notebook"}}})
-    assert graded_record(kept) == {"results": written["results"], "questions": written["questions"],
+    assert graded_record(kept) == {"results": written["results"], "questions": written["questions"], "cost_models": {},
                                    "submission": {"refused": "not a notebook"}}
     odd = notebook("odd.ipynb", {METADATA_KEY: {"results": {"schedule": "passed", "ok": {"status": "passed"}}, "questions": []}})
-    assert graded_record(odd) == {"results": {"ok": {"status": "passed"}}, "questions": {}, "submission": {}}
+    assert graded_record(odd) == {"results": {"ok": {"status": "passed"}}, "questions": {}, "cost_models": {}, "submission": {}}
     assert graded_record(notebook("none.ipynb", {})) is None
     assert graded_record(notebook("list.ipynb", [])) is None
     (tmp_path / "broken.ipynb").write_text("{", encoding="utf-8")
