@@ -164,7 +164,8 @@ def _bench_each(args, source: str, what: str, config, workloads) -> int:
             print(f"Grading {what} on {args.problem} ({name}) {args.runs} times, compiled for {cpu or 'this host'}:")
             try:
                 summaries[f"{cpu or 'host'} {name}" if args.variants else cpu or "host"] = grader_bench.run(
-                    args.problem, source, args.runs, dataclasses.replace(config, mcpu=cpu), variant=variant)
+                    args.problem, source, args.runs, dataclasses.replace(config, mcpu=cpu), variant=variant,
+                    fresh_processes=args.processes)
             except UsageError as error:
                 print(f"tvm-course bench-grader: {error}", file=sys.stderr)
                 return EXIT_USAGE
@@ -224,6 +225,9 @@ def register(subparsers) -> None:
                             "the spread between gradings on a loaded machine")
     bench.add_argument("--variants", metavar="A,B,...", help="grade on these workloads: journal, or HEIGHTxWIDTHxCHANNELS "
                        "of a student variant (e.g. journal,160x160x8,256x256x24), and end with a table")
+    bench.add_argument("--processes", action="store_true",
+                       help="grade each run in a fresh process of its own (a new interpreter: its stack, libraries and memory "
+                            "placed afresh), and print the spread between processes beside that between placements")
     add_config_arguments(bench)
     bench.set_defaults(handler=bench_grader)
 

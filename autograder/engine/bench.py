@@ -13,6 +13,9 @@ with its spread (quartiles and coefficient of variation). The timers come from T
   calls lasting about `slice_ms`, found from the function's own time, far above the clock's
   resolution), together lasting `min_repeat_ms`: a slice the scheduler cut is slower, never
   faster, so the fastest is the function's own time on a busy machine;
+- placement: each round at a stack position of its own, drawn at random (`placement.py`): the
+  same code runs at different speeds in different placements, fixed for a process's life, so
+  rounds taken in one placement would be an interval around that placement's speed;
 - rounds: as few as decide the credit. After each round from the least on, a distribution-free
   confidence interval of the median per-round ratio (two order statistics: see `BandRule`) is
   compared with the problem's band edges; once it lies inside one band, no further round can
@@ -116,9 +119,10 @@ def _ever_excluded(ranks: dict[int, int], most: int) -> float:
 
 
 @functools.lru_cache(maxsize=32)
-def interval_ranks(least: int, most: int, confidence: float) -> dict[int, int]:
-    """For each look (rounds n, from `least` to `most`), the rank k of its interval
-    [k-th smallest ratio, k-th largest]; 0 where n rounds are too few for any.
+def interval_ranks(least: int, most: int, confidence: float, every: int = 1) -> dict[int, int]:
+    """For each look (rounds n, from `least` to `most` in steps of `every`), the rank k of its
+    interval [k-th smallest ratio, k-th largest]; 0 where n rounds are too few for any (and
+    between looks).
 
     Every look uses the same per-look level, the largest for which the chance that *any* look
     up to `most` excludes the true median on one side stays within (1 - confidence) / 2; so the
@@ -127,21 +131,22 @@ def interval_ranks(least: int, most: int, confidence: float) -> dict[int, int]:
     are the binomial tail values themselves, where the ranks change; the chance grows with the
     level, so a bisection finds the largest.
     """
-    if not 0 < confidence < 1 or least < 1 or most < least:
-        raise ValueError(f"no interval schedule for rounds {least}..{most} at confidence {confidence}")
+    if not 0 < confidence < 1 or least < 1 or most < least or every < 1:
+        raise ValueError(f"no interval schedule for rounds {least}..{most} (every {every}) at confidence {confidence}")
     per_side = (1 - confidence) / 2
-    levels = sorted({binomial_cdf(n, j) for n in range(least, most + 1) for j in range(n // 2) if binomial_cdf(n, j) <= per_side})
+    looks = range(least, most + 1, every)
+    levels = sorted({binomial_cdf(n, j) for n in looks for j in range(n // 2) if binomial_cdf(n, j) <= per_side})
 
     def ranks_at(level: float) -> dict[int, int]:
         ranks = {}
-        for n in range(least, most + 1):
+        for n in looks:
             k = 0
             while k < n // 2 and binomial_cdf(n, k) <= level:
                 k += 1
             ranks[n] = k
         return ranks
 
-    low, high, best = 0, len(levels) - 1, {n: 0 for n in range(least, most + 1)}
+    low, high, best = 0, len(levels) - 1, {n: 0 for n in looks}
     while low <= high:
         middle = (low + high) // 2
         ranks = ranks_at(levels[middle])
@@ -178,6 +183,13 @@ class BandRule:
     cancels from their ratio. Looking after every round would spend the error once per look,
     so the ranks come from `interval_ranks`, which holds the error of all the looks together.
 
+    Each round runs at a placement in memory of its own (placement.py), so the distribution is
+    of placement and noise together, and the median is the code's over placements: where they
+    disagree across an edge, the interval spans them and the rounds go on. A cycle of rounds
+    visits each of the stack's alignment classes once (`every`: the looks come after whole
+    cycles); so drawn, the count of rounds below the median varies less than a binomial's, and
+    the interval holds at least its confidence.
+
     Credit goes by the median (at or above an edge earns its band), and the median lies inside
     the interval: when the interval is inside one band, the median's credit is that band's, and
     so is the credit of the true median unless the interval missed it (at most 1 - confidence).
@@ -187,16 +199,24 @@ class BandRule:
     least: int
     most: int
     confidence: float = 0.99
+    every: int = 1  # rounds between looks: a cycle of placements (placement.CYCLE), looked at whole
 
     def decide(self, ratios: Sequence[float]) -> BandDecision:
         n = len(ratios)
-        k = interval_ranks(self.least, self.most, self.confidence).get(n, 0) if self.least <= n <= self.most else 0
+        k = interval_ranks(self.least, self.most, self.confidence, self.every).get(n, 0) if self.least <= n <= self.most else 0
         if k == 0:
             return BandDecision(n, None, False, self.confidence)
         ordered = sorted(ratios)
         low, high = ordered[k - 1], ordered[n - k]
         inside = not any(low < edge <= high for edge in self.edges)
         return BandDecision(n, (low, high), inside, self.confidence)
+
+
+def cycle_bounds(least: int, most: int, cycle: int) -> tuple[int, int]:
+    """The least and the most rounds in whole cycles: `least` rounded up, `most` rounded down
+    (never below the least)."""
+    least = -(-least // cycle) * cycle
+    return least, max(least, most // cycle * cycle)
 
 
 def measure_interleaved(
@@ -209,6 +229,8 @@ def measure_interleaved(
     rule: BandRule | None = None,
     budget_s: float = float("inf"),
     first_rounds_only: Mapping[str, int] | None = None,
+    placement: Callable[[int, Callable[[], None]], None] | None = None,
+    cycle: int = 1,
 ) -> Measurements:
     """Time each function once per round, rotating which goes first each round.
 
@@ -217,6 +239,13 @@ def measure_interleaved(
     pair (yardstick time over candidate time: the candidate's speed) decide the credit.
     A function named in `first_rounds_only` (name -> N) is timed in the first N rounds only:
     its ratios to another (`Measurements.ratios`) pair those rounds, one for one.
+    `placement(i, run_round)` runs round i's timings where that round is placed in memory
+    (placement.StackShifter.rounds_at: a stack position of its own), so that the rounds are
+    independent draws of placement as well as of noise; None runs them all where this is called.
+    Rounds end only after a whole `cycle` of them (placement.CYCLE: one round in each of the
+    stack's alignment classes), so that however the rounds end, each class counts alike: at least
+    `rounds` rounded up to whole cycles, at most `max_rounds` rounded down (the rule's `least`
+    and `most` are those, and its `every` the cycle: see `cycle_bounds`).
     """
     names = list(timers)
     first_rounds_only = dict(first_rounds_only or {})
@@ -225,15 +254,22 @@ def measure_interleaved(
             timers[name]()
     samples: dict[str, list[float]] = {name: [] for name in names}
     started = time.monotonic()
-    limit = max(rounds, max_rounds or rounds)
+    rounds, limit = cycle_bounds(rounds, max_rounds or rounds, cycle)
     round_index = 0
     while round_index < limit:
         timed = [name for name in names if round_index < first_rounds_only.get(name, limit)]
         shift = round_index % len(timed)
-        for name in timed[shift:] + timed[:shift]:
-            samples[name].append(timers[name]())
+
+        def run_round(order=timed[shift:] + timed[:shift]) -> None:
+            for name in order:
+                samples[name].append(timers[name]())
+
+        if placement is None:
+            run_round()
+        else:
+            placement(round_index, run_round)
         round_index += 1
-        if round_index >= rounds and (
+        if round_index >= rounds and round_index % cycle == 0 and (
             settle is None or rule is None
             or time.monotonic() - started > budget_s
             or rule.decide(Measurements(samples).ratios(*settle)).decided

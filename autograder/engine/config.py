@@ -38,7 +38,7 @@ class GraderConfig:
         "when implausible, but gives no credit; the yardstick and the candidate are timed in every round."
     )
     min_repeat_ms: float = _setting(
-        15.0, "Each timing sample runs the function back to back a fixed number of times, enough to last this long."
+        12.5, "Each timing sample runs the function back to back a fixed number of times, enough to last this long."
     )
     slice_ms: float = _setting(
         0.5, "A sample is the fastest of slices this long (a slice the scheduler interrupted is slower, never "

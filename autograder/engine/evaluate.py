@@ -22,10 +22,10 @@ import numpy as np
 from ..problems import Problem, get_problem
 from ..problems.workload import ConvShape, random_inputs
 from .config import GraderConfig
-from . import library_cache, peak
+from . import library_cache, peak, placement
 from .cpus import UnknownCPU, cpu_name, cpu_target
-from .measure import (INPUT_NAMES, InfrastructureError, LocalRunner, RunnerFailed, band_rule, check_timings, gpu_device_nodes,
-                      run_once, time_rounds)
+from .measure import (INPUT_NAMES, InfrastructureError, LocalRunner, RunnerFailed, band_rule, band_rule_bounds, check_timings,
+                      gpu_device_nodes, run_once, time_rounds)
 from .opencl import OpenCLRunner
 from .priority import to_background
 
@@ -196,7 +196,8 @@ class Evaluation:
         report["correct"] = measured["correctness"]["passed"]
         if "samples" in measured:
             report.update(_speed(measured["samples"], self.problem.shape.flops, peak.flop(self.peak_lanes) if self.peak_lanes else 0,
-                                 band_rule(self.problem, self.config)))
+                                 band_rule(self.problem, self.config, placement.CYCLE if measured.get("stack_steps") else 1),
+                                 measured.get("stack_steps", ())))
         return {**report, "outcome": "ran"}
 
     PENDING_SPEED = "speed needs a GPU: graded on a GPU host or through --rpc"
@@ -267,7 +268,10 @@ class Evaluation:
         measured = {"correctness": correctness}
         if correctness["passed"] and self.config.measure_speed:
             self.timer.stage("time")
-            measured["samples"] = self.runner.time(self.remaining_s(), self.peak_lanes)
+            # Where each round runs (placement.py): drawn here, from the grading's seed, not by the runner.
+            steps = placement.draw(self.config.seed, band_rule_bounds(self.config)[1], placement.stack_offsets())
+            measured["samples"] = self.runner.time(self.remaining_s(), self.peak_lanes, steps)
+            measured["stack_steps"] = steps
         return measured
 
     def _run_remotely(self, candidate, report: dict) -> dict:
@@ -350,11 +354,12 @@ class Evaluation:
         return _check("correctness", True, f"matches the reference on fresh random inputs (max abs error {error.max():.2g})")
 
 
-def _speed(samples: dict[str, list[float]], flops: int, peak_flop: int, rule) -> dict:
+def _speed(samples: dict[str, list[float]], flops: int, peak_flop: int, rule, stack_steps=()) -> dict:
     """Speed over the baseline and against the yardstick (medians of per-round ratios, the
     latter with its confidence interval and whether that decided the band: worked out again
     here from the rounds, not taken from the runner), times, GFLOP/s, and this core's FMA
-    peak where it was measured."""
+    peak where it was measured. Where the rounds ran at stack positions of their own
+    (`stack_steps`, placement.py), each round's ratio is recorded with its placement."""
     from .bench import Measurements
 
     peak_s = samples.pop("peak", None)
@@ -363,10 +368,15 @@ def _speed(samples: dict[str, list[float]], flops: int, peak_flop: int, rule) ->
     gflops = {name: flops / seconds / 1e9 for name, seconds in runtimes.items()}
     if peak_s and peak_flop:
         gflops["peak"] = peak_flop / peak_s[0] / 1e9
-    decision = rule.decide(measured.ratios("yardstick", "candidate"))
+    ratios = measured.ratios("yardstick", "candidate")
+    decision = rule.decide(ratios)
+    against = measured.speedup("yardstick", "candidate").as_dict() | decision.as_dict()
+    if stack_steps:
+        against["placements"] = [{"kind": placement.KIND, "step": step, "ratio": ratio}
+                                 for step, ratio in zip(stack_steps, ratios)]
     return {
         "speedup": measured.speedup("baseline", "candidate").as_dict(),
-        "vs_yardstick": measured.speedup("yardstick", "candidate").as_dict() | decision.as_dict(),
+        "vs_yardstick": against,
         "runtimes_ms": {name: seconds * 1e3 for name, seconds in runtimes.items()},
         "gflops": gflops,
     }

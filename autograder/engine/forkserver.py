@@ -47,6 +47,7 @@ WARM_MODULES = (
     "autograder.engine.student_runner", "autograder.engine.measure", "autograder.engine.checks",
     "autograder.engine.replay", "autograder.engine.peak", "autograder.engine.bench",
     "autograder.engine.runners", "autograder.engine.library_cache", "autograder.engine.confine",
+    "autograder.engine.placement",
 )
 # Modules a child may be: the grader's two child programs, nothing else.
 SERVED_MODULES = ("autograder.engine.student_runner", "autograder.engine.evaluate")
@@ -179,12 +180,13 @@ def _kill_group(pid: int) -> None:
 
 
 def _warm_up() -> None:
-    from . import world
+    from . import placement, world
     from .student_runner import PREIMPORTED
 
     for name in (*WARM_MODULES, *PREIMPORTED):
         importlib.import_module(name)
     world.supported()  # probed once; every fork inherits the answer
+    placement.stack_offsets()  # measured once (this interpreter's ctypes frames); every evaluator inherits them
 
 
 def die_with_parent() -> None:

@@ -23,12 +23,14 @@ import math
 import os
 import shutil
 import sys
+from typing import Sequence
 
 import numpy as np
 
 from . import world
 from .confine import Policy, confine, enter_world
 from .peak import best_seconds
+from .placement import CYCLE, StackShifter, parse as parse_steps
 from .sandbox import ForkedChild, limit_memory
 
 # Timed side by side in every round; the first two are the grader's own (trusted) schedules.
@@ -66,9 +68,11 @@ def run_once(session, module, shape, inputs: dict[str, np.ndarray]) -> list[np.n
     return [args[-1].numpy()] + [arg.numpy() for arg in args[:-1]]
 
 
-def time_rounds(session, modules: dict, problem, inputs, config) -> dict[str, list[float]]:
+def time_rounds(session, modules: dict, problem, inputs, config, placement=None, cycle: int = 1) -> dict[str, list[float]]:
     """Seconds per run of each module (name -> module), one sample per interleaved round, with
-    as many rounds as it takes to decide the candidate's speed band (bench.BandRule)."""
+    as many rounds as it takes to decide the candidate's speed band (bench.BandRule); each round
+    run by `placement` where it is placed in memory, in whole cycles of `cycle` rounds
+    (bench.measure_interleaved), where given."""
     from .bench import measure_interleaved, tvm_timer
 
     timers = {name: tvm_timer(module, session.device, _arguments(session, problem.shape, inputs), config.min_repeat_ms,
@@ -76,21 +80,29 @@ def time_rounds(session, modules: dict, problem, inputs, config) -> dict[str, li
               for name, module in modules.items()}
     return measure_interleaved(
         timers, rounds=config.timing_rounds, max_rounds=config.max_timing_rounds, settle=("yardstick", "candidate"),
-        rule=band_rule(problem, config), budget_s=config.timing_budget_s,
-        first_rounds_only={"baseline": config.baseline_rounds},
+        rule=band_rule(problem, config, cycle), budget_s=config.timing_budget_s,
+        first_rounds_only={"baseline": config.baseline_rounds}, placement=placement, cycle=cycle,
     ).samples
 
 
 def _rule_key(rule) -> tuple:
-    return rule.least, rule.most, rule.confidence
+    return rule.least, rule.most, rule.confidence, rule.every
 
 
-def band_rule(problem, config):
-    """The rule that ends a grading's timing: the problem's band edges at the configured confidence."""
-    from .bench import BandRule
+def band_rule(problem, config, cycle: int = 1):
+    """The rule that ends a grading's timing: the problem's band edges at the configured confidence,
+    looked at after whole cycles of `cycle` rounds (placement.CYCLE where rounds are placed)."""
+    from .bench import BandRule, cycle_bounds
 
-    return BandRule(tuple(b.min_speedup for b in problem.speed_bands), config.timing_rounds,
-                    max(config.timing_rounds, config.max_timing_rounds), config.band_confidence)
+    least, most = cycle_bounds(config.timing_rounds, max(config.timing_rounds, config.max_timing_rounds), cycle)
+    return BandRule(tuple(b.min_speedup for b in problem.speed_bands), least, most, config.band_confidence, cycle)
+
+
+def band_rule_bounds(config) -> tuple[int, int]:
+    """The least and most rounds of a grading whose rounds are placed (in cycles of placement.CYCLE)."""
+    from .bench import cycle_bounds
+
+    return cycle_bounds(config.timing_rounds, max(config.timing_rounds, config.max_timing_rounds), CYCLE)
 
 
 def result_layout(shape) -> list[tuple[tuple[int, ...], int]]:
@@ -132,7 +144,8 @@ def check_timings(message: dict | None, config, peak: bool = False) -> dict[str,
     samples = {name: message.get(name) for name in TIMED + (("peak",) if peak else ())}
     candidate = samples["candidate"]
     rounds = len(candidate) if isinstance(candidate, list) else 0
-    counts = {"candidate": range(config.timing_rounds, max(config.timing_rounds, config.max_timing_rounds) + 1),
+    most = max(config.timing_rounds, config.max_timing_rounds, band_rule_bounds(config)[1])  # whole cycles may end past it
+    counts = {"candidate": range(config.timing_rounds, most + 1),
               "yardstick": (rounds,), "baseline": (min(rounds, config.baseline_rounds),), "peak": (1,)}
     plausible = all(
         isinstance(values, list) and len(values) in counts[name]
@@ -226,7 +239,8 @@ class LocalRunner:
         from .runners import LocalSession
 
         inputs = random_inputs(self.shape, self.config.seed)  # numpy.random loads lazily: before confining
-        interval_ranks(*_rule_key(band_rule(self.problem, self.config)))  # worked out once, off the timing clock
+        interval_ranks(*_rule_key(band_rule(self.problem, self.config, CYCLE)))  # worked out once, off the timing clock
+        shifter = StackShifter()  # its callbacks' trampolines are mapped executable: before confining
         # The device too: a GPU driver opens its device files and starts its threads now, before
         # the file system and the system calls close (and before any submitted code is loaded).
         session = LocalSession(self.problem.target)
@@ -235,12 +249,12 @@ class LocalRunner:
         confinement = entered + confine(self.policy)
         send({"kind": "stage", "stage": "ready", "confinement": confinement})
         try:
-            self._serve(send, tvm, session, inputs)
+            self._serve(send, tvm, session, inputs, shifter)
         except ImportError as error:  # compiled code imports nothing: a module of ours could not load, confined
             send({"kind": "internal", "message": f"the confined runner could not import {error.name!r}: {error}"})
             raise
 
-    def _serve(self, send, tvm, session, inputs) -> None:
+    def _serve(self, send, tvm, session, inputs, shifter) -> None:
         if sys.stdin.readline().strip() != "run":
             return
         # The grader's own libraries first: if they cannot run here, confined, no submission is blamed.
@@ -258,7 +272,9 @@ class LocalRunner:
         request = sys.stdin.readline().split()
         if not request or request[0] != "time":
             return
-        samples = time_rounds(session, modules, self.problem, inputs, self.config)
+        steps = parse_steps(request[2] if len(request) > 2 else "", band_rule_bounds(self.config)[1])
+        samples = time_rounds(session, modules, self.problem, inputs, self.config, shifter.rounds_at(steps) if steps else None,
+                              CYCLE if steps else 1)
         width = int(request[1]) if len(request) > 1 else 0
         if width:  # this core's FMA peak, right after the rounds, under the same load
             samples["peak"] = [best_seconds(session, tvm.runtime.load_module("peak.so"), width, self.config.min_repeat_ms)]
@@ -280,10 +296,11 @@ class LocalRunner:
         self._await("ran", deadline_s, "run")
         return read_result(self.result_path, self.shape)
 
-    def time(self, deadline_s: float, peak_width: int = 0) -> dict[str, list[float]]:
+    def time(self, deadline_s: float, peak_width: int = 0, stack_steps: Sequence[int] = ()) -> dict[str, list[float]]:
         """Time baseline, yardstick and candidate in interleaved rounds (and the FMA peak kernel
-        in peak.so, for vectors of `peak_width` lanes, unless 0)."""
-        self.child.send_line(f"time {peak_width}")
+        in peak.so, for vectors of `peak_width` lanes, unless 0), round i at the stack position
+        `stack_steps[i]` (placement.py; none given: all where the runner happens to be)."""
+        self.child.send_line(f"time {peak_width} {','.join(str(int(step)) for step in stack_steps)}".rstrip())
         self._await("timed", deadline_s, "be timed")
         return check_timings(self.child.last_message("timings"), self.config, peak=bool(peak_width))
 

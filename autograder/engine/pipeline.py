@@ -434,7 +434,7 @@ def speed_message(problem: Problem, against: dict, speed: dict, fraction: float,
     baseline = "the unscheduled function" if problem.baseline == "unscheduled" else "TVM's default GPU schedule (dlight)"
     text = (
         f"{against['median']:.2f}x the speed of the yardstick ({problem.yardstick_title}, timed beside yours: "
-        f"median of {against['n']} interleaved rounds, middle half {against['q1']:.2f}-{against['q3']:.2f}x{_decided(against)}): "
+        f"median of {against['n']} interleaved rounds{_placed(against)}, middle half {against['q1']:.2f}-{against['q3']:.2f}x{_decided(against)}): "
         f"{fraction:.0%} of the speed points"
     )
     higher = [b for b in problem.speed_bands if b.credit > fraction]
@@ -447,6 +447,14 @@ def speed_message(problem: Problem, against: dict, speed: dict, fraction: float,
             text += (f", {gflops['candidate'] / gflops['peak']:.0%} of this core's FMA peak "
                      f"({gflops['peak']:.0f} GFLOP/s, measured beside it)")
     return text
+
+
+def _placed(against: dict) -> str:
+    """Where the rounds ran: each at a stack position of its own (engine/placement.py), where recorded."""
+    placements = against.get("placements")
+    if not placements:
+        return ""
+    return f" at {len({p['step'] for p in placements})} stack positions"
 
 
 def _decided(against: dict) -> str:

@@ -8,6 +8,9 @@ credit stands unless the new grading's own confidence interval of its median lie
 band (bench.BandRule: "decided"), a different one: then the measurements say it moved, and it
 does. A re-timing because the earlier timing ran on a disturbed core (course/retime.py) is not
 steadied: that measurement is known to be wrong, and the class run passes no earlier speed for it.
+Nor is an earlier grading whose rounds all ran in one placement in memory (graded before the
+rounds were placed, engine/placement.py): its band was that placement's, decided or not, so it
+is no evidence of the code's speed to keep against a grading that timed many.
 
 What crosses in (`Earlier`) is read by the class run from the grader's own record in the
 earlier autograded notebook, and checked here field by field before it is used.
@@ -29,6 +32,7 @@ class Earlier:
     cpu: str
     machine: str
     median: float  # its speed against the yardstick
+    placed: bool = True  # its rounds ran at placements of their own (a Result's yardstick_spread["placements"])
 
     @classmethod
     def from_result(cls, result: dict) -> "Earlier | None":
@@ -42,7 +46,9 @@ class Earlier:
             return None
         if not (isinstance(cpu, str) and isinstance(machine, str) and 0 <= speed <= 1 and median > 0):
             return None
-        return cls(float(speed), cpu, machine, float(median))
+        spread = result.get("yardstick_spread")
+        placements = spread.get("placements") if isinstance(spread, dict) else None
+        return cls(float(speed), cpu, machine, float(median), isinstance(placements, list) and len(placements) > 1)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -51,8 +57,10 @@ class Earlier:
     def from_dict(cls, found) -> "Earlier | None":
         if not isinstance(found, dict):
             return None
-        return cls.from_result({"status": "passed", "credit": {"speed": found.get("speed")}, "cpu": found.get("cpu"),
-                                "machine": found.get("machine"), "yardstick_speedup": found.get("median")})
+        earlier = cls.from_result({"status": "passed", "credit": {"speed": found.get("speed")}, "cpu": found.get("cpu"),
+                                   "machine": found.get("machine"), "yardstick_speedup": found.get("median")})
+        # Written by to_dict from a Result (from_result judged its placements there); only False turns it off.
+        return earlier and dataclasses.replace(earlier, placed=found.get("placed", True) is not False)
 
 
 def keep_band(result: Result, earlier: Earlier | None) -> Result:
@@ -61,6 +69,11 @@ def keep_band(result: Result, earlier: Earlier | None) -> Result:
         return result
     if (result.cpu, result.machine) != (earlier.cpu, earlier.machine):
         return result  # another machine or CPU: a measurement of its own, nothing to steady
+    if not earlier.placed:
+        return dataclasses.replace(result, retimed=(
+            f"timed again: the earlier grading ({earlier.median:.2f}x, {_points(earlier.speed)}) timed every round in one "
+            f"placement in memory, whose speed need not be the code's; this one, timed across placements, stands "
+            f"({_points(result.credit['speed'])})"))
     now = result.credit["speed"]
     if math.isclose(now, earlier.speed, abs_tol=1e-9):
         return dataclasses.replace(result, retimed=f"timed again: the same band as before ({_points(now)})")

@@ -136,3 +136,19 @@ def test_an_earlier_speed_forged_in_the_submitted_notebook_is_never_the_one_kept
     assert ben.parts["speed"] == 0.0, ben
     earlier = earlier_speeds(*_course(root), [_submission(root, "ben")])
     assert [(e["speed"], e["machine"] != "x", e["median"] < 1) for e in earlier["ben"].values()] == [(0.0, True, True)]
+
+
+def test_an_earlier_grading_timed_in_one_placement_is_not_kept_against_one_timed_across_placements():
+    """Its band was its placement's (engine/placement.py): no evidence of the code's speed, so the
+    grading timed across placements stands, and says why."""
+    unplaced = Earlier.from_result({"status": "passed", "credit": {"speed": 0.3}, "yardstick_speedup": 1.38,
+                                    "yardstick_spread": {"median": 1.38, "decided": True, "interval": [1.37, 1.39]}, **WHERE})
+    assert unplaced is not None and not unplaced.placed
+    assert Earlier.from_dict(unplaced.to_dict()) == unplaced  # what the class run hands on keeps it
+    result = keep_band(timed(0.2, 1.20, (1.09, 1.38), decided=False), unplaced)
+    assert result.credit["speed"] == 0.2 and result.score == timed(0.2, 1.20, (1.09, 1.38), decided=False).score
+    assert "timed every round in one placement in memory" in result.retimed
+    placed = Earlier.from_result({"status": "passed", "credit": {"speed": 0.3}, "yardstick_speedup": 1.38,
+                                  "yardstick_spread": {"placements": [{"kind": "stack", "step": s, "ratio": 1.38}
+                                                                      for s in (3, 17)]}, **WHERE})
+    assert placed.placed and keep_band(timed(0.2, 1.20, (1.09, 1.38), decided=False), placed).credit["speed"] == 0.3

@@ -222,3 +222,65 @@ def test_a_real_tvm_timer_measures_a_compiled_function():
     # One sample: at least 90% of min_repeat_ms of back-to-back calls, and not a golden-ratio
     # search that throws short tries away (a generous bound: a shared machine).
     assert 0.018 <= took < 0.2
+
+
+# ---- rounds placed in memory (placement.py) ------------------------------------------------
+# Synthetic and exact: a function whose speed depends only on where its round runs, as the same
+# machine code did (measured: 1.72x or 1.85x the yardstick by the stack's alignment on a Zen 4;
+# 1.09x or 1.38x on an Emerald Rapids). Four alignment classes; a process's own stack lies in
+# one of them (`base`), and a placed round moves it by its position in the cycle.
+COURSE_BANDS = (1.06, 1.12, 1.25)
+PLACED_RULE = BandRule(COURSE_BANDS, least=12, most=44, confidence=0.99, every=4)
+
+
+def at_placements(ratio_of_class, base: int, placed: bool = True):
+    """Measure yardstick (1 s) and candidate (1/ratio s) in a process whose stack lies in class
+    `base`; with `placed`, each round at its class in a cycle visiting all four."""
+    where = {"class": base}
+
+    def placement(index, run_round):
+        where["class"] = (base + index) % 4
+        run_round()
+
+    timers = {"yardstick": lambda: 1.0, "candidate": lambda: 1.0 / ratio_of_class[where["class"]]}
+    return measure_interleaved(timers, rounds=10, warmup=0, max_rounds=45, settle=("yardstick", "candidate"),
+                               rule=PLACED_RULE, placement=placement if placed else None, cycle=4 if placed else 1)
+
+
+def outcome(measured: Measurements) -> tuple[int, float, bool]:
+    ratios = measured.ratios("yardstick", "candidate")
+    return len(ratios), statistics.median(ratios), PLACED_RULE.decide(ratios).decided
+
+
+def test_rounds_in_one_placement_decide_that_placements_band_and_a_fresh_process_draws_another():
+    slow_in_three = {0: 1.09, 1: 1.09, 2: 1.09, 3: 1.38}  # the Emerald Rapids case: 0.8 or 1.0 of the score
+    unplaced = {base: outcome(at_placements(slow_in_three, base, placed=False)) for base in range(4)}
+    assert {median for _, median, _ in unplaced.values()} == {1.09, 1.38}  # a draw, each "decided"
+    assert all(decided for _, _, decided in unplaced.values())
+
+
+def test_placed_rounds_are_not_decided_while_the_placements_disagree_and_end_alike_in_every_process():
+    slow_in_three = {0: 1.09, 1: 1.09, 2: 1.09, 3: 1.38}
+    for base in range(4):
+        rounds, median, decided = outcome(at_placements(slow_in_three, base))
+        assert rounds > 12 and rounds % 4 == 0  # not decided at the least: one placement in four disagrees
+        assert median == 1.09  # three placements of four: the code's speed, in every process
+    half = {0: 1.09, 1: 1.38, 2: 1.09, 3: 1.38}  # two speeds alike often, on either side of two edges
+    ends = {outcome(at_placements(half, base)) for base in range(4)}
+    assert ends == {(44, (1.09 + 1.38) / 2, False)}  # never decided; whole cycles: the same median everywhere
+
+
+def test_placements_that_agree_decide_at_the_least_rounds():
+    close = {0: 1.30, 1: 1.42, 2: 1.30, 3: 1.42}  # two speeds, both in the top band
+    for base in range(4):
+        assert outcome(at_placements(close, base)) == (12, (1.30 + 1.42) / 2, True)
+
+
+def test_looks_only_after_whole_cycles_hold_the_confidence_and_round_the_bounds():
+    from autograder.engine.bench import cycle_bounds
+
+    assert cycle_bounds(10, 45, 4) == (12, 44) and cycle_bounds(10, 45, 1) == (10, 45) and cycle_bounds(45, 45, 4) == (48, 48)
+    ranks = interval_ranks(12, 44, 0.99, 4)
+    assert {n for n, k in ranks.items() if k} <= set(range(12, 45, 4)) and ranks[12] >= 1
+    assert _ever_excluded(ranks, 44) <= 0.005
+    assert PLACED_RULE.decide([1.3] * 13).interval is None  # between looks: no interval
