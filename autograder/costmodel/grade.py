@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -127,8 +128,10 @@ def grade_learner(source: str, table: Table, seed: int = NO_STUDENT_SEED, limits
         score = scoring.search_credit(student, theirs, plan)
         return PartVerdict(score.fraction, score.lines)
 
-    result.parts["ranking"] = _run_part("ranking", ranking)
-    result.parts["search"] = _run_part("search", search)
+    # The two parts' children overlap (each mostly waits on its child): about half the wall time on two cores.
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="cost-model-part") as pool:
+        running = {"ranking": pool.submit(_run_part, "ranking", ranking), "search": pool.submit(_run_part, "search", search)}
+        result.parts = {name: future.result() for name, future in running.items()}
     return result
 
 

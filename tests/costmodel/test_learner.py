@@ -121,8 +121,10 @@ def test_a_forged_answer_on_the_channel_is_refused():
 
 
 def test_a_hostile_part_scores_zero_and_the_other_part_is_graded(tiny_table):
-    # predict fails only when asked about many candidates (the ranking's held-out half), not in the search
-    source = GOOD.replace("    def predict(self, X):\n", "    def predict(self, X):\n        assert len(X) < 14, 'too many'\n")
+    # predict fails in a child whose first fit had 8 candidates (a ranking split's), not 2 (a search's)
+    source = "FIRST_FIT = []\n" + GOOD.replace(
+        "    def fit(self, X, seconds):\n", "    def fit(self, X, seconds):\n        FIRST_FIT.append(len(seconds))\n").replace(
+        "    def predict(self, X):\n", "    def predict(self, X):\n        assert FIRST_FIT[0] < 8, 'too many'\n")
     result = grade.grade_learner(source, tiny_table, seed=3, limits=SHORT)
     assert result.parts["ranking"].fraction == 0.0 and "too many" in result.parts["ranking"].lines[0]
     assert result.parts["search"].fraction is not None and result.parts["search"].fraction > 0.0 or \
