@@ -12,6 +12,8 @@ What it changes from nbgrader's defaults, and why:
   "python3" (the one `make` installs), whatever kernel its metadata names, each cell for at most
   60 s.
 - Feedback leaves out the code of hidden tests.
+- Each released assignment names the machine that grades (c.GradingMachine below): the
+  notebook shows it, and a self-check timed on another CPU says its speed points are an estimate.
 - The released notebooks leave out the grading plan's metadata, which holds the answer key of
   the tile arithmetic (generate_assignment strips it).
 - Every student has their own workload (autograder/problems/variants.py), derived from their
@@ -48,6 +50,7 @@ from autograder.course.feedback_release import CourseReleaseFeedback
 from autograder.lms.download import CANVAS_NAMED_REGEXP
 from autograder.nbgrader_ext.feedback import PendingAwareCsvExport
 from autograder.lms.nbgrader_collector import LMSCollector, SafeExtractor
+from autograder.nbgrader_ext.grading_machine_release import WriteGradingMachine
 from autograder.nbgrader_ext.preprocessors import StripInstructorMetadata, WriteVariantsTable
 # The steps a class run grades with: `tvm-course grade` refuses a course whose configuration
 # lacks any of the lines below that use it (autograder/nbgrader_ext/trusted_steps.py)
@@ -68,7 +71,20 @@ c.OverwriteCells.add_missing_cells = True
 # nbgrader's own steps, then the answer key and the rest of the grading plan go
 c.GenerateAssignment.preprocessors = [
     *GenerateAssignment.class_traits()["preprocessors"].default(), StripInstructorMetadata, WriteVariantsTable,
+    WriteGradingMachine,
 ]
+
+# The machine that grades, which every released assignment names (grading-machine.json beside the
+# notebook): its first cell prints it, and the self-check says whether it timed on the same CPU or
+# gives an estimate (autograder/nbgrader_ext/grading_machine.py). The CPU as LLVM names it on the
+# host that runs `tvm-course grade`, which there prints it:
+#   .venv/bin/python -c "from tvm.target import codegen; print(codegen.llvm_get_system_cpu())"
+# (None: not named; a release then warns, and every self-check says its speed points are the
+# student's machine's). Where the grader compiles for another CPU, say so in
+# c.TrustedGrader.settings["mcpu"] below: the release copies it.
+#   c.GradingMachine.cpu = "znver4"
+#   c.GradingMachine.description = "AMD EPYC 9654 (Zen 4), one core of the course's grading server"
+c.GradingMachine.cpu = None
 
 # Running the student's notebook (ResilientExecute) is off: it would run arbitrary student code
 # in a Jupyter kernel as the grading user (root in CI and grading containers), which could

@@ -47,11 +47,34 @@ def my_variant():
     return variant
 
 
-def self_check(problem: str, schedule: Callable | str, variant=None, **settings):
+def grading_machine(path: str | None = None):
+    """The machine that grades this assignment, as released beside the notebook
+    (grading-machine.json: grading_machine.py), printed; None where the release names none. A file
+    that cannot be read is said, and the notebook goes on (only the instructor can fix it)."""
+    from .grading_machine import RELEASE_FILE, GradingMachineError, read
+
+    if autograding():
+        return None
+    try:
+        machine = read(path or RELEASE_FILE)
+    except GradingMachineError as error:
+        print(f"The grading machine cannot be shown ({error}): ask your instructor to release the assignment again.")
+        return None
+    if machine is None:
+        print("Graded on: a machine your instructor has not named (no grading-machine.json beside this notebook): "
+              "your self-check's speed points are this machine's, and may differ from the grade's.")
+    else:
+        print(f"Graded on: {machine.describe()}.")
+    return machine
+
+
+def self_check(problem: str, schedule: Callable | str, variant=None, *, machine_file: str | None = None, **settings):
     """Grade your schedule cell on `variant` (your own workload) the way the instructor will (with
     fresh random inputs and timing): the whole text of the cell that defined `schedule`, as plain
     Python, alone, in a fresh process (answer_cell.py), which is what the class run grades. A
-    string is graded as given."""
+    string is graded as given. Then it says which machine grades, and whether it timed on that
+    machine's CPU or its speed points are an estimate (`machine_file`: where the released
+    grading-machine.json is; the notebook's folder by default)."""
     if autograding():
         return GradedOutsideTheKernel(problem)
     import dataclasses
@@ -62,7 +85,25 @@ def self_check(problem: str, schedule: Callable | str, variant=None, **settings)
 
     text = schedule if isinstance(schedule, str) else defining_cell(schedule)
     config = dataclasses.replace(GraderConfig(), **settings)
-    return grade_schedule_cell(problem, text, config, variant=variant, student=current_student() if variant is not None else None)
+    result = grade_schedule_cell(problem, text, config, variant=variant, student=current_student() if variant is not None else None)
+    note = _timing_note(problem, result, machine_file)
+    print(note.text)
+    result.timing_note = note  # read by points() for the speed part; not a field: the class run has none
+    return result
+
+
+def _timing_note(problem: str, result, machine_file: str | None):
+    from ..problems import get_problem
+    from .grading_machine import RELEASE_FILE, GradingMachineError, TimingNote, read, this_cpu, timing_note
+
+    try:
+        machine = read(machine_file or RELEASE_FILE)
+    except GradingMachineError as error:
+        return TimingNote(f"The grading machine cannot be shown ({error}): your speed points are this machine's, "
+                          "and may differ from the grade's.", True)
+    found = get_problem(problem)
+    timed = result.cpu if found.target == "cpu" and result.yardstick_speedup is not None else None
+    return timing_note(machine, this_cpu() if timed else "", timed, found)
 
 
 class CellNotFound(LookupError):
@@ -139,6 +180,10 @@ def points(result, part: str, out_of: float) -> float:
         return 0.0
     score = score_part(result, part)
     print(score.message)
+    note = getattr(result, "timing_note", None)
+    if part == "speed" and note is not None and note.estimate:
+        print("  An estimate: timed on this machine's CPU, which is not the grading machine's or not known to be "
+              "(the self-check's note says why that matters).")
     earned = score.points(out_of)
     return 0.0 if earned is None else earned
 
@@ -255,6 +300,27 @@ def question_points(question_set: str, namespace: Mapping[str, object], out_of: 
     names = ", ".join(q.name for q in get_question_set(question_set))
     print(f"{names}: checked when you submit, by the instructor's grader (its points replace this cell's)")
     return 0.0
+
+
+def allowed_primitives(problem: str) -> list[str]:
+    """The schedule primitives the grader accepts for `problem`, by the names a schedule calls
+    (`sch.split`, ...): engine/trace_schema.py's own list for the problem's target, which each
+    assignment's text is checked against (tests/course/test_tiling_notebook.py)."""
+    from ..engine.trace_schema import SCHEMAS, primitive_name
+    from ..problems import get_problem
+
+    target = get_problem(problem).target
+    return sorted(primitive_name(kind) for kind, spec in SCHEMAS.items() if target == "cuda" or not spec.cuda_only)
+
+
+def refused_primitives(problem: str) -> list[str]:
+    """The primitives the grader refuses for `problem`, each with a message saying why."""
+    from ..engine.trace_schema import REFUSED_KINDS, SCHEMAS, primitive_name
+    from ..problems import get_problem
+
+    target = get_problem(problem).target
+    gpu_only = [kind for kind, spec in SCHEMAS.items() if spec.cuda_only and target != "cuda"]
+    return sorted(primitive_name(kind) for kind in [*REFUSED_KINDS, *gpu_only])
 
 
 def show_workload(problem: str, variant=None) -> None:
