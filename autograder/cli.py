@@ -2,13 +2,18 @@
 
 Each stage module registers its own subcommands through `register(subparsers)`; this file only
 lists them, so adding a stage is one line in COMMAND_MODULES.
-Exit codes follow design.md: 0 success / passed, 1 ran but did not pass, 2 usage error.
+Exit codes are `errors.ExitCode`: 0 success / passed, 1 ran but did not pass, 2 usage error,
+130 interrupted. An error the package raises on purpose (`errors.TvmCourseError`) that no command
+caught ends the command with its message and its exit code; anything else is a bug, and keeps its
+traceback.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+
+from .errors import ExitCode, TvmCourseError
 
 # Modules that contribute subcommands, in the order `--help` lists them.
 COMMAND_MODULES = [
@@ -46,16 +51,14 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
-    from .course.course_dir import CourseError
-
     try:
-        return int(args.handler(args) or 0)
-    except CourseError as error:  # what a command did not catch itself: one line, never a traceback
+        return int(args.handler(args) or ExitCode.OK)
+    except TvmCourseError as error:  # what a command did not catch itself: one line, never a traceback
         print(f"tvm-course {args.command}: {error}", file=sys.stderr)
-        return 2
+        return int(error.exit_code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return int(ExitCode.INTERRUPTED)
 
 
 if __name__ == "__main__":

@@ -11,14 +11,18 @@ from pathlib import Path
 
 import yaml
 
+from .errors import ExitCode, TvmCourseError
+
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "course" / "syllabus.yaml"
 # Where `make student-quizzes` writes the student copies of the quizzes (`tvm-course quiz release`:
 # answers as salted hashes), one per quiz, named after the quiz file; ignored by git.
 STUDENT_QUIZZES_DIR = "build/student-quizzes"
 
 
-class SyllabusError(ValueError):
+class SyllabusError(ValueError, TvmCourseError):
     """The syllabus file cannot be read as a course map."""
+
+    exit_code = ExitCode.USAGE_ERROR
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,7 @@ import solutions
 
 from autograder import examples
 from autograder.cli import build_parser, main
+from autograder.errors import ExitCode, TvmCourseError
 
 pytestmark = pytest.mark.slow
 
@@ -168,3 +171,97 @@ def test_the_command_line_starts_without_nbgrader_or_tvm():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+# A command module of the test's own, beside the real ones: its handlers raise what a real command
+# may let through, and `cli.main` must answer each the way the exit codes promise.
+PROBE_COMMANDS = '''
+from autograder.errors import UsageError
+from autograder.course.course_dir import CourseError
+
+
+def _raise(error):
+    def handler(args):
+        raise error
+    return handler
+
+
+def register(subparsers):
+    for name, error in [("usage", UsageError("--size must be positive")),
+                        ("course", CourseError("no nbgrader_config.py here")),
+                        ("bug", ZeroDivisionError("division by zero in the grader")),
+                        ("interrupt", KeyboardInterrupt())]:
+        subparsers.add_parser(name).set_defaults(handler=_raise(error))
+'''
+
+
+def probe_cli(tmp_path: Path, command: str) -> subprocess.CompletedProcess:
+    (tmp_path / "probe_commands.py").write_text(PROBE_COMMANDS)
+    script = ("import sys; from autograder import cli; cli.COMMAND_MODULES.append('probe_commands'); "
+              f"sys.exit(cli.main([{command!r}]))")
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+
+
+@pytest.mark.parametrize("command, message", [("usage", "--size must be positive"),
+                                              ("course", "no nbgrader_config.py here")])
+def test_an_error_the_package_raises_for_the_caller_exits_2_with_its_message_and_no_traceback(tmp_path, command, message):
+    run = probe_cli(tmp_path, command)
+    assert run.returncode == ExitCode.USAGE_ERROR == 2
+    assert run.stderr.strip() == f"tvm-course {command}: {message}"
+
+
+def test_an_internal_bug_shows_its_traceback_and_is_not_a_usage_error(tmp_path):
+    run = probe_cli(tmp_path, "bug")
+    assert run.returncode not in (0, ExitCode.USAGE_ERROR), run.stderr
+    assert "Traceback (most recent call last)" in run.stderr
+    assert "ZeroDivisionError: division by zero in the grader" in run.stderr
+
+
+def test_ctrl_c_exits_130(tmp_path):
+    run = probe_cli(tmp_path, "interrupt")
+    assert run.returncode == ExitCode.INTERRUPTED == 130
+    assert run.stderr.strip() == "interrupted"
+    assert "Traceback" not in run.stderr
+
+
+# Error classes in modules another change had open when the root was added; each is re-based once
+# that change lands, and leaves this list then.
+NOT_YET_ON_THE_ROOT = {"autograder.nbgrader_ext.grading_machine.GradingMachineError"}
+
+
+def test_every_error_class_of_the_package_derives_from_the_root_and_keeps_its_builtin_base():
+    # every `except ValueError` (RuntimeError, OSError, ...) elsewhere still catches what it caught;
+    # a module's private signal (a leading underscore) never leaves it and needs no exit code
+    import importlib
+    import pkgutil
+
+    import autograder
+
+    errors = []
+    for module in pkgutil.walk_packages(autograder.__path__, "autograder."):
+        loaded = importlib.import_module(module.name)
+        errors += [value for value in vars(loaded).values() if isinstance(value, type) and issubclass(value, Exception)
+                   and value.__module__ == module.name and not value.__name__.startswith("_")]
+    assert len(errors) > 40
+    off_the_root = {f"{error.__module__}.{error.__qualname__}" for error in errors if not issubclass(error, TvmCourseError)}
+    assert off_the_root <= NOT_YET_ON_THE_ROOT
+    assert all(isinstance(error.exit_code, ExitCode) for error in errors if issubclass(error, TvmCourseError))
+    assert issubclass(autograder.course.course_dir.CourseError, ValueError)
+    assert issubclass(autograder.engine.world.WorldUnavailable, OSError)
+
+
+def test_every_command_module_takes_its_exit_codes_from_the_enum():
+    commands = Path(autograder_package_dir(), "commands")
+    for module in sorted(commands.glob("*.py")):
+        text = module.read_text()
+        assert not re.search(r"\bEXIT_[A-Z]+\b", text), f"{module.name} defines its own exit codes"
+        assert not re.search(r"^\s*return -?\d+\b", text, re.M), f"{module.name} returns a bare number"
+    cli_text = Path(autograder_package_dir(), "cli.py").read_text()
+    assert not re.search(r"^\s*return -?\d+\b", cli_text, re.M)
+
+
+def autograder_package_dir() -> Path:
+    import autograder
+
+    return Path(autograder.__file__).parent

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import ExitCode
+
 
 def bench(args: argparse.Namespace) -> int:
     from ..course.cost_model_benchmark import run_benchmark
 
     run_benchmark(shapes=args.shapes, mcpu=args.mcpu)
-    return 0
+    return ExitCode.OK
 
 
 def register(subparsers) -> None:

@@ -6,8 +6,7 @@ import os
 import sys
 
 from .grading import add_config_arguments, config_values
-
-EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
+from ..errors import ExitCode
 
 
 def default_workers() -> int:
@@ -34,7 +33,7 @@ def grade(args: argparse.Namespace) -> int:
 
     if args.workers < 1:
         print("tvm-course grade: --workers must be at least 1", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
     options = GradingOptions(
         assignment=args.assignment,
         course=args.course,
@@ -55,9 +54,9 @@ def grade(args: argparse.Namespace) -> int:
 
     try:
         report = grade_assignment(options)
-    except (CourseError, WorkersUnusable, ClusterError, ValueError) as error:
+    except (CourseError, WorkersUnusable, ClusterError) as error:  # what to change before the run; a bug keeps its traceback
         print(f"tvm-course grade: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
     print(format_table(report.rows))
     print()
     print(run_summary(report))
@@ -71,7 +70,7 @@ def grade(args: argparse.Namespace) -> int:
     _print_similarity_hints(report.course_root, args.assignment)
     for student, why in sorted(report.failures.items()):
         print(f"\n{student}: grading failed:\n{why}", file=sys.stderr)
-    return EXIT_SOME_FAILED if report.failures else EXIT_OK
+    return ExitCode.SOME_FAILED if report.failures else ExitCode.OK
 
 
 def run_summary(report) -> str:
@@ -105,7 +104,7 @@ def _print_similarity_hints(root, assignment: str) -> None:
 
 
 def bench_grading(args: argparse.Namespace) -> int:
-    from ..course.benchmark import run_benchmark
+    from ..course.benchmark import BenchmarkFailed, run_benchmark
     from ..course.cluster import ClusterError
     from ..course.course_dir import CourseError
 
@@ -113,10 +112,10 @@ def bench_grading(args: argparse.Namespace) -> int:
         run_benchmark(args.copies, args.workers, samples=args.samples.split(",") if args.samples else None, course=args.course,
                       repeats=args.repeats, cluster_workers=args.cluster, scheduler=args.scheduler,
                       peer_copies=args.peer_copies, full_rounds=args.full_rounds, peer=args.peer, one_worker=args.one_worker)
-    except (CourseError, ClusterError, RuntimeError) as error:
+    except (CourseError, ClusterError, BenchmarkFailed) as error:
         print(f"tvm-course bench-grading: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    return EXIT_OK
+        return ExitCode.USAGE_ERROR
+    return ExitCode.OK
 
 
 def register(subparsers) -> None:

@@ -6,7 +6,7 @@ import json
 import sys
 from dataclasses import asdict
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+from ..errors import ExitCode
 
 
 def course_map(args: argparse.Namespace) -> int:
@@ -18,12 +18,12 @@ def course_map(args: argparse.Namespace) -> int:
         print("tvm-course map: the course map is an instructor's and author's command: it checks course/syllabus.yaml "
               "of the course's repository, which this installation has not (students: README.md beside the lessons lists "
               "them, the website's index too).", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
     try:
         loaded = syllabus.load(args.syllabus)
     except syllabus.SyllabusError as error:
         print(f"tvm-course map: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
     issues = syllabus.problems(loaded, args.root)
     if args.json:
         document = {"course": loaded.course, "units": [asdict(unit) for unit in loaded.units], "problems": issues}
@@ -32,7 +32,7 @@ def course_map(args: argparse.Namespace) -> int:
         print(syllabus.render(loaded, args.root))
         if issues:
             print("\nProblems:", *(f"  - {issue}" for issue in issues), sep="\n")
-    return EXIT_PROBLEMS if issues else EXIT_OK
+    return ExitCode.PROBLEMS if issues else ExitCode.OK
 
 
 def register(subparsers) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import ExitCode
+
 
 def doctor(args: argparse.Namespace) -> int:
     from ..engine import confine, world
@@ -28,9 +30,9 @@ def doctor(args: argparse.Namespace) -> int:
         preflight()
     except GraderUnusable as error:
         print(error, file=sys.stderr)
-        return 1
+        return ExitCode.FAILED
     print("preflight: the bundled journal schedule graded correct inside this confinement")
-    return 0 if status.complete and status.isolated else 1
+    return ExitCode.OK if status.complete and status.isolated else ExitCode.FAILED
 
 
 def _opencl_device() -> tuple[bool, str]:

@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import sys
 import typing
 
 from ..engine.config import GraderConfig
+from ..errors import ExitCode, UsageError
 
-EXIT_PASSED, EXIT_NOT_PASSED, EXIT_USAGE = 0, 1, 2
 
 
 def _value_type(annotation) -> type:
@@ -61,22 +60,24 @@ def config_from(args: argparse.Namespace) -> GraderConfig:
 
 
 def grade_schedule(args: argparse.Namespace) -> int:
-    from ..engine.pipeline import UsageError, grade_source, read_submission
+    from ..course.course_dir import CourseError
+    from ..engine.pipeline import grade_source, read_submission
     from ..engine.preflight import GraderUnusable
+    from ..problems.variants import VariantError
 
     try:
         source = read_submission(args.file)
     except (OSError, UnicodeDecodeError) as error:
         print(f"tvm-course grade-schedule: cannot read {args.file}: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
     try:
         variant = _student_variant(args)
         result = grade_source(args.problem, source, config_from(args), args.target, variant=variant, student=args.student)
-    except (UsageError, ValueError, GraderUnusable) as error:
+    except (UsageError, CourseError, VariantError, GraderUnusable) as error:  # a bug keeps its traceback
         print(f"tvm-course grade-schedule: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
     print(result.to_json() if args.json else result.to_text())
-    return EXIT_PASSED if result.passed else EXIT_NOT_PASSED
+    return ExitCode.OK if result.passed else ExitCode.NOT_PASSED
 
 
 def _student_variant(args: argparse.Namespace):
@@ -110,7 +111,7 @@ def demo(args: argparse.Namespace) -> int:
     if not (BUNDLED_COURSE / "nbgrader_config.py").is_file():  # installed from the wheel: no course comes with it
         print("The instructor's half of the demo (release, collect and grade the sample class) needs the course's "
               "repository: run `make demo` in a clone of it. The example schedules above were graded by this installation.")
-        return 0
+        return ExitCode.OK
     return run_instructor_demo(keep=args.keep)
 
 
@@ -126,7 +127,7 @@ def _is_gpu_problem(name: str) -> bool:
 def bench_grader(args: argparse.Namespace) -> int:
     from .. import examples
     from ..engine import grader_bench
-    from ..engine.pipeline import UsageError, read_submission
+    from ..engine.pipeline import read_submission
 
     source = read_submission(args.file) if args.file else examples.source(args.example)
     what = args.file or f"autograder/examples/{args.example}.py"
@@ -141,9 +142,9 @@ def bench_grader(args: argparse.Namespace) -> int:
     config = config_from(args)
     try:
         workloads = [_workload(text) for text in (args.variants.split(",") if args.variants else ["journal"])]
-    except ValueError as error:
+    except UsageError as error:
         print(f"tvm-course bench-grader: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
     if args.load:
         print(f"under load: {args.load} busy processes at normal priority, each in a session of its own, "
               f"on {os.cpu_count()} cores")
@@ -154,7 +155,6 @@ def bench_grader(args: argparse.Namespace) -> int:
 def _bench_each(args, source: str, what: str, config, workloads) -> int:
     from ..engine import grader_bench
     from ..engine.cpus import cpu_name, cpu_target
-    from ..engine.pipeline import UsageError
 
     host = cpu_name(cpu_target())
     summaries = {}
@@ -168,13 +168,13 @@ def _bench_each(args, source: str, what: str, config, workloads) -> int:
                     fresh_processes=args.processes)
             except UsageError as error:
                 print(f"tvm-course bench-grader: {error}", file=sys.stderr)
-                return EXIT_USAGE
+                return ExitCode.USAGE_ERROR
             for line in grader_bench.calibration_lines(args.problem, cpu or host, host):
                 print(line)
             print()
     if len(summaries) > 1:
         print(grader_bench.per_cpu_table(summaries))
-    return 0
+    return ExitCode.OK
 
 
 def _workload(text: str):
@@ -186,7 +186,7 @@ def _workload(text: str):
         return "journal", JOURNAL
     sizes = [v for v in VARIANTS if f"{v.height}x{v.width}x{v.out_channels}" == text]
     if not sizes:
-        raise ValueError(f"--variants: {text!r} is neither 'journal' nor HEIGHTxWIDTHxCHANNELS of a variant "
+        raise UsageError(f"--variants: {text!r} is neither 'journal' nor HEIGHTxWIDTHxCHANNELS of a variant "
                          f"(e.g. {VARIANTS[0].height}x{VARIANTS[0].width}x{VARIANTS[0].out_channels})")
     return text, sizes[0]
 

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+from ..errors import ExitCode
 
 
 def register(subparsers) -> None:
@@ -52,12 +52,12 @@ def run_hub(args) -> int:
                 remove_system_user(name)
             shutil.rmtree(settings.state, ignore_errors=True)
             log(f"removed {', '.join([*students, args.instructor])} and {settings.state}")
-            return EXIT_OK
+            return ExitCode.OK
         began = time.monotonic()
         hub = Hub.start(settings, log)
     except HubError as err:
         print(f"tvm-course hub: {err}", file=sys.stderr)
-        return EXIT_USAGE if "root" in str(err) or "in use" in str(err) or "exists" in str(err) else EXIT_FAILED
+        return ExitCode.USAGE_ERROR if "root" in str(err) or "in use" in str(err) or "exists" in str(err) else ExitCode.FAILED
     log(f"hub up in {time.monotonic() - began:.1f} s (log: {hub.log_path}); Ctrl-C stops it")
     print(hub.banner(), flush=True)
     stopping = []
@@ -75,4 +75,4 @@ def run_hub(args) -> int:
     if left:
         log("still running as demo accounts after the stop:\n" + "\n".join(left))
     log("hub stopped" + ("" if left else " cleanly"))
-    return EXIT_FAILED if failed or left else EXIT_OK
+    return ExitCode.FAILED if failed or left else ExitCode.OK

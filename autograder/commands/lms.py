@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 from ..engine.untrusted_text import visible
+from ..errors import ExitCode
 
-EXIT_OK, EXIT_PARTLY, EXIT_USAGE = 0, 1, 2
 LMS_CHOICES = ("canvas", "moodle")
 
 
@@ -20,7 +20,7 @@ def roster(args: argparse.Namespace) -> int:
         report = import_roster(coursedir, Path(args.file), args.source)
     except CourseError as error:
         print(f"tvm-course roster: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
     print(f"{len(report.added)} student(s) added, {len(report.updated)} updated, in {coursedir.db_url}")
     for line in report.skipped:
         print(f"  skipped {visible(line)}", file=sys.stderr)
@@ -32,7 +32,7 @@ def roster(args: argparse.Namespace) -> int:
     else:
         print("Release the assignments now (`nbgrader generate_assignment ASSIGNMENT`): each enrolled student's variant "
               "goes into the release.")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def collect(args: argparse.Namespace) -> int:
@@ -45,7 +45,7 @@ def collect(args: argparse.Namespace) -> int:
                                   enrol=args.enrol)
     except CourseError as error:
         print(f"tvm-course collect: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
     plan = report.plan
     late = sorted({a.student for a in plan.accepted if a.late})
     print(f"collected {len(plan.accepted)} notebook(s) of {len(plan.students)} student(s) from {args.zip} into submitted/ "
@@ -72,8 +72,8 @@ def collect(args: argparse.Namespace) -> int:
         print(f"\nnot collected ({len(plan.refused)}):", file=sys.stderr)
         for refused in plan.refused:
             print(f"  {refused.entry}: {refused.reason}", file=sys.stderr)
-        return EXIT_PARTLY
-    return EXIT_OK
+        return ExitCode.PARTLY
+    return ExitCode.OK
 
 
 def export(args: argparse.Namespace) -> int:
@@ -87,7 +87,7 @@ def export(args: argparse.Namespace) -> int:
         report = export_grades(coursedir, args.assignment, args.format, path, column=args.column, omit_pending=args.omit_pending)
     except CourseError as error:
         print(f"tvm-course export: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
     print(f"wrote {report.path}: {report.rows} row(s), {report.scored} with a score")
     if report.unfinished:
         print(f"warning: a grading run of {args.assignment} has not finished ({report.unfinished}): submissions it was "
@@ -113,7 +113,7 @@ def export(args: argparse.Namespace) -> int:
     if args.format in ("canvas", "moodle"):
         print(f"Scores are out of {report.max_score:g}: set the LMS assignment's maximum points to {report.max_score:g} "
               "(Moodle's default is 100, Canvas's is what you typed), or the LMS reads them out of its own.")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def register(subparsers) -> None:

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-OK, NOT_OK, USAGE = 0, 1, 2
+from ..errors import ExitCode
 
 
 def register(subparsers) -> None:
@@ -68,13 +68,13 @@ def _write_output(path: str, write) -> int:
     """Run `write()`, which writes `path`; a path that cannot be written is a usage error, one line."""
     if Path(path).is_dir():
         print(f"tvm-course quiz: cannot write {path}: it is a directory; give a file name", file=sys.stderr)
-        return USAGE
+        return ExitCode.USAGE_ERROR
     try:
         write()
     except OSError as err:
         print(f"tvm-course quiz: cannot write {path}: {err.strerror or err}", file=sys.stderr)
-        return USAGE
-    return OK
+        return ExitCode.USAGE_ERROR
+    return ExitCode.OK
 
 
 def _report(problems) -> None:
@@ -86,18 +86,18 @@ def run_validate(args) -> int:
     from autograder.quiz import QuizFileError, load
 
     if _missing(*args.paths):
-        return USAGE
-    status = OK
+        return ExitCode.USAGE_ERROR
+    status = ExitCode.OK
     for path in args.paths:
         try:
             loaded = load(path)
         except QuizFileError as err:
             _report(err.problems)
-            status = NOT_OK
+            status = ExitCode.FAILED
             continue
         _report(loaded.problems)
         if loaded.errors:
-            status = NOT_OK
+            status = ExitCode.FAILED
             print(f"{path}: INVALID ({len(loaded.errors)} error(s))")
         else:
             count = len(loaded.released.questions)
@@ -125,14 +125,14 @@ def _instructor_or_fail(path: str):
 
 def run_key(args) -> int:
     if _missing(args.quiz):
-        return USAGE
+        return ExitCode.USAGE_ERROR
     quiz = _instructor_or_fail(args.quiz)
     if quiz is None:
-        return NOT_OK
+        return ExitCode.FAILED
     from autograder.quiz.key import key_yaml
 
     sys.stdout.write(key_yaml(quiz))
-    return OK
+    return ExitCode.OK
 
 
 def run_check(args) -> int:
@@ -140,7 +140,7 @@ def run_check(args) -> int:
     from autograder.quiz.answers import load_answers
 
     if _missing(args.quiz, args.answers):
-        return USAGE
+        return ExitCode.USAGE_ERROR
     try:
         loaded = load(args.quiz)
         sheet = load_answers(args.answers, loaded.released)
@@ -150,7 +150,7 @@ def run_check(args) -> int:
                               "problems": [p.to_dict() for p in err.problems]}, indent=2))
         else:
             _report(err.problems)
-        return NOT_OK
+        return ExitCode.FAILED
     report = check_quiz(loaded.released, sheet, skip_code=args.skip_code, problems=loaded.problems)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
@@ -158,48 +158,48 @@ def run_check(args) -> int:
         from autograder.quiz.terminal import format_report
 
         print(format_report(report))
-    return OK if report.all_correct else NOT_OK
+    return ExitCode.OK if report.all_correct else ExitCode.FAILED
 
 
 def run_release(args) -> int:
     from autograder.quiz import release, write_released
 
     if _missing(args.quiz):
-        return USAGE
+        return ExitCode.USAGE_ERROR
     quiz = _instructor_or_fail(args.quiz)
     if quiz is None:
-        return NOT_OK
+        return ExitCode.FAILED
     document = release(quiz)
     status = _write_output(args.output, lambda: write_released(document, Path(args.output)))
-    if status != OK:
+    if status != ExitCode.OK:
         return status
     print(f"wrote {args.output}: {len(document['questions'])} questions, key replaced by salted hashes")
-    return OK
+    return ExitCode.OK
 
 
 def run_take(args) -> int:
     from autograder.quiz import QuizFileError, load
 
     if _missing(args.quiz):
-        return USAGE
+        return ExitCode.USAGE_ERROR
     try:
         loaded = load(args.quiz)
     except QuizFileError as err:
         _report(err.problems)
-        return NOT_OK
+        return ExitCode.FAILED
     _report(loaded.problems)
     from autograder.quiz.terminal import take
 
     report = take(loaded.released, skip_code=args.skip_code)
-    return OK if report.all_correct else NOT_OK
+    return ExitCode.OK if report.all_correct else ExitCode.FAILED
 
 
 def run_gift(args) -> int:
     if _missing(args.quiz):
-        return USAGE
+        return ExitCode.USAGE_ERROR
     quiz = _instructor_or_fail(args.quiz)
     if quiz is None:
-        return NOT_OK
+        return ExitCode.FAILED
     from autograder.quiz.gift import to_gift
 
     text, notes = to_gift(quiz)
@@ -207,17 +207,17 @@ def run_gift(args) -> int:
         print(f"note: {note}", file=sys.stderr)
     if args.output:
         status = _write_output(args.output, lambda: Path(args.output).write_text(text, encoding="utf-8"))
-        if status != OK:
+        if status != ExitCode.OK:
             return status
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
-    return OK
+    return ExitCode.OK
 
 
 def run_schema(args) -> int:
     from autograder.quiz.schema import schema_text
 
     print(schema_text("released" if args.released else "instructor"))
-    return OK
+    return ExitCode.OK
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-EXIT_OK, EXIT_USAGE = 0, 2
+from ..errors import ExitCode
 
 
 def similar(args: argparse.Namespace) -> int:
@@ -13,14 +13,14 @@ def similar(args: argparse.Namespace) -> int:
 
     if not 0 <= args.near < 1 or args.limit < 1:
         print("tvm-course similar: --near must be from 0 to below 1 and --limit at least 1", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
     try:
         coursedir = course_directory(load_course_config(find_course_root(args.course)))
     except CourseError as error:
         print(f"tvm-course similar: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
     print(format_hints(args.assignment, course_hints(coursedir, args.assignment, args.near), limit=args.limit))
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def register(subparsers) -> None:

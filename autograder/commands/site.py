@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+from ..errors import ExitCode
 
 
 def register(subparsers) -> None:
@@ -56,7 +56,7 @@ def run_build(args) -> int:
         print("tvm-course site build: building the website is an instructor's and author's command: it executes the "
               "lessons of course/syllabus.yaml in the course's repository, which this installation has not "
               "(students: the website comes built, `tvm-course site serve -d site` serves it).", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
@@ -66,15 +66,15 @@ def run_build(args) -> int:
                             repo_branch=args.repo_branch, log=log)
     except (OutputFolderError, RepositoryURLError) as err:
         print(f"tvm-course site build: {err}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
     except (SiteBuildError, LessonExecutionError, QuizBuildError, QuizFileError) as err:
         print(f"tvm-course site build: {err}", file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.FAILED
     reused = f", {len(report.from_cache)} lesson(s) from the cache" if report.from_cache else ""
     print(f"built {len(report.pages)} pages in {report.seconds:.1f} s "
           f"({len(report.executed)} lesson(s) executed{reused})")
     print(f"open {report.index.as_uri()}  (or: tvm-course site serve -d {args.output})")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def run_serve(args) -> int:
@@ -84,11 +84,11 @@ def run_serve(args) -> int:
         server = SiteServer(args.directory, args.port)
     except FileNotFoundError as err:
         print(f"tvm-course site serve: {err}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
     except OSError as err:
         print(f"tvm-course site serve: cannot listen on 127.0.0.1:{args.port}: {err.strerror}; "
               "try another --port (0 picks a free one)", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
     print(f"serving {Path(args.directory).resolve()} at {server.url}  (Ctrl-C stops)", flush=True)
     try:
         server.serve_forever()
@@ -96,4 +96,4 @@ def run_serve(args) -> int:
         pass
     finally:
         server.httpd.server_close()
-    return EXIT_OK
+    return ExitCode.OK

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-EXIT_OK, EXIT_USAGE = 0, 2
+from ..errors import ExitCode
 
 
 def _root(args):
@@ -21,10 +21,10 @@ def init(args: argparse.Namespace) -> int:
         path = create_secret(_root(args))
     except (CourseError, VariantError) as error:
         print(f"tvm-course variants init: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE_ERROR
     print(f"wrote {path} (owner-only). Keep it for the whole term and out of git and every release: "
           "each student's variant is derived from it, at release and at grading.")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def show(args: argparse.Namespace) -> int:
@@ -37,8 +37,8 @@ def show(args: argparse.Namespace) -> int:
             print(f"{student}: {variant_for(student, secret).describe()}")
     except (CourseError, VariantError) as error:
         print(f"tvm-course variants show: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    return EXIT_OK
+        return ExitCode.USAGE_ERROR
+    return ExitCode.OK
 
 
 def register(subparsers) -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import TvmCourseError
 from ..engine.sandbox import Child, ChannelLimits, ChildOutcome
 
 # Per episode: a search sends up to 2 requests a batch (8 batches at budget 64), a split 2.
@@ -41,11 +42,11 @@ class LearnerLimits:
     nice: int = 10
 
 
-class LearnerFailure(Exception):
+class LearnerFailure(TvmCourseError):
     """The student's learner failed: the part scores 0, the message says why."""
 
 
-class LearnerFault(Exception):
+class LearnerFault(TvmCourseError):
     """The grader could not run the learner: the part stays pending."""
 
 

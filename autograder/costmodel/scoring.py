@@ -34,6 +34,8 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
+from ..errors import TvmCourseError
+
 
 class Model(Protocol):
     def fit(self, indices: np.ndarray, seconds: np.ndarray) -> None: ...
@@ -46,7 +48,7 @@ class Model(Protocol):
 ModelFactory = Callable[[str], Model]
 
 
-class ScaleUnfit(RuntimeError):
+class ScaleUnfit(RuntimeError, TvmCourseError):
     """On this table the reference does no better than random at a metric: the metric cannot
     tell a model from a guess here, and no credit can be given for it (a grader fault)."""
 

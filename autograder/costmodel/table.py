@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import TvmCourseError
 from ..engine.sandbox import Child, ChannelLimits
 from .space import COLUMNS, GRIDS, DenseShape
 
@@ -42,7 +43,7 @@ MEASURE_LIMIT_S = 1800.0  # the child's own time for a whole table (about 1 min 
 TABLE_CHANNEL = ChannelLimits(total_bytes=16 * 2**20, messages=4096, depth=8)
 
 
-class TableError(RuntimeError):
+class TableError(RuntimeError, TvmCourseError):
     """No table could be measured or read here: a grader fault (the grade stays pending)."""
 
 

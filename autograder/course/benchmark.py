@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from ..errors import TvmCourseError
 from .grading_run import GradingOptions, grade_assignment
 from .scratch_course import BUNDLED_COURSE, copy_course, release_assignment, submit_samples
 
@@ -45,6 +46,10 @@ ASSIGNMENT = "tiling"
 MIX = {"ada": 6, "ben": 6, "cleo": 3, "dev": 2, "eli": 1, "mallory": 1, "trudy": 1}
 FULL_ROUNDS = {"timing_rounds": 45, "max_timing_rounds": 45}
 PR_SET_CHILD_SUBREAPER = 36
+
+
+class BenchmarkFailed(RuntimeError, TvmCourseError):
+    """A measured run or one of its nbgrader steps failed; the message says which and why."""
 
 
 def run_benchmark(copies: int, workers: int, samples: list[str] | None = None, course: str | None = None, out: TextIO = sys.stdout,
@@ -119,7 +124,7 @@ def _measured(function, *args) -> dict:
         reply = {"error": "the measured run died"}
     process.join()
     if "error" in reply:
-        raise RuntimeError(reply["error"])
+        raise BenchmarkFailed(reply["error"])
     return reply
 
 
@@ -267,7 +272,7 @@ def _nbgrader(plain: Path, *args: str, check: bool = True) -> int:
     nbgrader = Path(sys.executable).with_name("nbgrader")
     done = subprocess.run([str(nbgrader), *args], cwd=plain, capture_output=True, text=True)
     if done.returncode and check:
-        raise RuntimeError(f"nbgrader {' '.join(args)} failed: {(done.stderr or done.stdout)[-800:]}")
+        raise BenchmarkFailed(f"nbgrader {' '.join(args)} failed: {(done.stderr or done.stdout)[-800:]}")
     return done.returncode
 
 

@@ -58,6 +58,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..errors import TvmCourseError
+
 RESOURCE = "grading"
 EVENT_TOPIC = "tvm-course-grading"
 MAX_FILE_BYTES = 32 * 1024 * 1024
@@ -66,7 +68,7 @@ MAX_TEXT = 20000
 DEFAULT_SUBMISSION_TIMEOUT_S = 900.0  # as grading_run.GradingOptions.submission_timeout_s
 
 
-class ClusterError(RuntimeError):
+class ClusterError(RuntimeError, TvmCourseError):
     pass
 
 
@@ -84,7 +86,7 @@ def _files(directory: Path, limit: int = MAX_SUBMISSION_BYTES) -> dict[str, byte
     return files
 
 
-class SubmissionUnsendable(ValueError):
+class SubmissionUnsendable(ValueError, TvmCourseError):
     """One submission cannot be sent to the cluster: it fails, with this message; the others are graded."""
 
 
@@ -248,7 +250,7 @@ class Accepted:
     seconds: float
 
 
-class Rejected(ValueError):
+class Rejected(ValueError, TvmCourseError):
     pass
 
 

@@ -14,11 +14,15 @@ from pathlib import Path
 
 from traitlets.config import Config, PyFileConfigLoader
 
+from ..errors import ExitCode, TvmCourseError
+
 CONFIG_FILE = "nbgrader_config.py"
 
 
-class CourseError(ValueError):
+class CourseError(ValueError, TvmCourseError):
     """The course directory or assignment is not usable; the message says what to do."""
+
+    exit_code = ExitCode.USAGE_ERROR
 
 
 def find_course_root(given: str | Path | None = None) -> Path:

@@ -19,6 +19,8 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
 
+from .course_dir import CourseError
+
 
 SHARED_ENGINES = 8  # the gradebooks a process keeps an engine for: the course's, and the current jobs'
 _engines: OrderedDict = OrderedDict()
@@ -62,7 +64,7 @@ def sqlite_url(path: Path) -> str:
 
 def sqlite_path(url: str) -> Path:
     if not url.startswith("sqlite:///"):
-        raise ValueError(f"the grading run works with an sqlite gradebook, not {url!r}")
+        raise CourseError(f"the grading run works with an sqlite gradebook, not {url!r}")
     return Path(url[len("sqlite:///"):])
 
 

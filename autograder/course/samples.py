@@ -16,10 +16,12 @@ from pathlib import Path
 import nbformat
 import yaml
 
+from ..errors import TvmCourseError
+
 SAMPLES_DIR = "samples"
 
 
-class SampleError(ValueError):
+class SampleError(ValueError, TvmCourseError):
     """A sample file does not fit the assignment; the message names the file and the cell."""
 
 

@@ -22,6 +22,8 @@ from typing import Callable
 
 import psutil
 
+from ..errors import TvmCourseError
+
 LOG_TAIL_CHARS = 3000
 
 
@@ -54,7 +56,7 @@ class WorkerFailed:
     reason: str
 
 
-class WorkersUnusable(RuntimeError):
+class WorkersUnusable(RuntimeError, TvmCourseError):
     pass
 
 

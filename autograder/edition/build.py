@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from ..errors import TvmCourseError
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO_ROOT / "build" / "student-edition"
 README_TITLE = "# tvm-course: the student edition"
@@ -57,7 +59,7 @@ QUIZ_FROM_LESSONS = "../quizzes/"
 INSTALL_TIME = "a few minutes"
 
 
-class EditionError(RuntimeError):
+class EditionError(RuntimeError, TvmCourseError):
     """The edition cannot be built, or what was built holds something students must not get."""
 
 

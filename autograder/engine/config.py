@@ -3,11 +3,16 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
+from ..errors import UsageError
 from .priority import BACKGROUND_NICE
 
 
 def _setting(default, help: str):
     return field(default=default, metadata={"help": help})
+
+
+class InvalidSetting(UsageError):
+    """A grader setting out of its range; the message names it and the value given (a ValueError too)."""
 
 
 @dataclass(frozen=True)
@@ -84,15 +89,15 @@ class GraderConfig:
         for name in positive:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"setting {name} must be a positive number, got {value!r}")
+                raise InvalidSetting(f"setting {name} must be a positive number, got {value!r}")
         if not isinstance(self.baseline_rounds, int):
-            raise ValueError(f"setting baseline_rounds must be a whole number of rounds, got {self.baseline_rounds!r}")
+            raise InvalidSetting(f"setting baseline_rounds must be a whole number of rounds, got {self.baseline_rounds!r}")
         if not self.band_confidence < 1:
-            raise ValueError(f"setting band_confidence must be below 1, got {self.band_confidence!r}")
+            raise InvalidSetting(f"setting band_confidence must be below 1, got {self.band_confidence!r}")
         if not isinstance(self.background_nice, int) or isinstance(self.background_nice, bool) or not 0 <= self.background_nice <= 19:
-            raise ValueError(f"setting background_nice must be an integer from 0 to 19, got {self.background_nice!r}")
+            raise InvalidSetting(f"setting background_nice must be an integer from 0 to 19, got {self.background_nice!r}")
         if self.seed is not None and (not isinstance(self.seed, int) or self.seed < 0):
-            raise ValueError(f"setting seed must be a non-negative integer or None, got {self.seed!r}")
+            raise InvalidSetting(f"setting seed must be a non-negative integer or None, got {self.seed!r}")
 
     def as_dict(self) -> dict:
         return asdict(self)

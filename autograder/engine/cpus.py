@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 
+from ..errors import ExitCode, TvmCourseError
+
 ENVIRONMENT = "TVM_COURSE_MCPU"
 
 # Feature names that are instruction-set extensions (x86 and Arm), as opposed to LLVM's tuning
@@ -23,8 +25,10 @@ _ISA_PREFIXES = (
 )
 
 
-class UnknownCPU(ValueError):
+class UnknownCPU(ValueError, TvmCourseError):
     """An --mcpu this LLVM does not know, or one this host cannot run: a usage error."""
+
+    exit_code = ExitCode.USAGE_ERROR
 
 
 def default_mcpu() -> str | None:

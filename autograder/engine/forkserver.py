@@ -37,6 +37,7 @@ import sys
 import threading
 import time
 
+from ..errors import TvmCourseError
 from .sandbox import CHANNEL_FD, SAFE_ENV_KEYS, Child, _ForkedProcess, enter_fork, interpreter_env, make_undumpable
 
 # What a child would import on its own: imported once here, so a fork finds it in sys.modules.
@@ -55,7 +56,7 @@ _MAX_REQUEST = 1 << 20
 READY_TIMEOUT_S = 120.0
 
 
-class ForkServerUnavailable(RuntimeError):
+class ForkServerUnavailable(RuntimeError, TvmCourseError):
     """The server could not be started or stopped answering: the caller starts a cold child."""
 
 

@@ -27,6 +27,7 @@ from typing import Callable
 
 from ..problems import get_problem
 from ..problems.variants import JOURNAL, VARIANTS, Variant
+from ..errors import TvmCourseError
 
 PROBLEM = "gpu-fused-conv"
 PLAN_FILE = "plan.json"
@@ -38,7 +39,7 @@ REFERENCE_FILE = Path(__file__).resolve().parents[2] / "course" / "solutions" / 
 PTX_ARCH = "sm_90"
 
 
-class ExportError(ValueError):
+class ExportError(ValueError, TvmCourseError):
     """A schedule cannot be exported for timing; the message says which and why."""
 
 

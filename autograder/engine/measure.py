@@ -27,6 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..errors import TvmCourseError
 from . import world
 from .confine import Policy, confine, enter_world
 from .peak import best_seconds
@@ -40,11 +41,11 @@ INPUT_NAMES = ("x", "w", "b")
 MAX_SAMPLE_S = 60.0  # one time_evaluator sample; far above any real one
 
 
-class InfrastructureError(RuntimeError):
+class InfrastructureError(RuntimeError, TvmCourseError):
     """The grader's own machinery failed (an RPC device lost): not the submission's fault."""
 
 
-class RunnerFailed(RuntimeError):
+class RunnerFailed(RuntimeError, TvmCourseError):
     """The compiled schedule crashed, hung or sent garbage: the submission's fault.
 
     `status` is the Result status it becomes: crashed, timeout or error.

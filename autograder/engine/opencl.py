@@ -23,6 +23,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from .opencl_runner import RUNS  # the result file's order, shared with the runner (which has no TVM)
+from ..errors import TvmCourseError
 
 # The CUDA limits every GPU since Kepler has (the default `opencl` target allows 256 threads and
 # 16 KiB of shared memory with a warp of 1, which would lower the same schedule differently).
@@ -42,7 +43,7 @@ LAUNCH_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadI
 DYNAMIC_SHARED_TAG = "tirx.use_dyn_shared_memory"
 
 
-class NotRunnable(ValueError):
+class NotRunnable(ValueError, TvmCourseError):
     """The lowering has something this runner does not model (a host branch, a dynamic size):
     the schedule is still graded on a GPU, never scored 0 for it."""
 
@@ -486,7 +487,7 @@ def describe(candidate: KernelProgram, yardstick: KernelProgram, output_elements
             f"{line('yours', candidate)}; {line('the yardstick', yardstick)}")
 
 
-class BuildFailed(RuntimeError):
+class BuildFailed(RuntimeError, TvmCourseError):
     """PoCL could not build a program (its compiler's last lines)."""
 
     def __init__(self, program: str, log: str):

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import TvmCourseError
+
 # Which devices may be tried, in order: comma-separated words, each matched (case-insensitive)
 # against "PLATFORM: DEVICE". Unset: every device, natives first.
 DEVICES_ENV = "TVM_COURSE_OPENCL_DEVICES"
@@ -48,7 +50,7 @@ class Trial:
         return f"'{self.device}' ({self.platform})"
 
 
-class NoWorkingDevice(RuntimeError):
+class NoWorkingDevice(RuntimeError, TvmCourseError):
     """No OpenCL device here built and ran the probe kernel: each one's own reason is in `trials`."""
 
     def __init__(self, trials: list[Trial], wanted: str | None = None):

@@ -26,6 +26,7 @@ import threading
 import time
 from typing import Callable
 
+from ..errors import UsageError  # bad arguments (an unknown problem, a target the problem is not for): exit 2
 from ..problems import Problem, get_problem
 from ..problems.variants import JOURNAL, Variant
 from .config import GraderConfig
@@ -53,10 +54,6 @@ _STATUS_OF_OUTCOME = {
     "schedule_error": "error", "compile_error": "error", "error": "error", "rejected": "rejected",
     "needs-gpu": "needs-gpu", "crashed": "crashed", "timeout": "timeout",
 }
-
-
-class UsageError(ValueError):
-    """Bad arguments (an unknown problem, a target the problem is not for): exit code 2."""
 
 
 def grade_source(problem_name: str, source: str, config: GraderConfig | None = None, target: str | None = None,

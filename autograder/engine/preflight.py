@@ -11,11 +11,13 @@ of a grading (`pipeline.preflight`, which `pipeline.grade_source` runs before th
 """
 from __future__ import annotations
 
+from ..errors import TvmCourseError
+
 PROBLEM = "tile-fused-conv"
 EXAMPLE = "journal"
 
 
-class GraderUnusable(RuntimeError):
+class GraderUnusable(RuntimeError, TvmCourseError):
     """This machine cannot grade: the message says why and what to do."""
 
 

@@ -23,6 +23,7 @@ import psutil
 from .confine import new_identity
 from .runqueue import RunQueueClock, deadline_state
 from .world import WAITER_NAME, hand_over, max_fd
+from ..errors import TvmCourseError
 
 _POLL_S = 0.05
 # A child that waited for a CPU this many times its limit is starved: the machine is too busy to
@@ -56,7 +57,7 @@ UNTRUSTED_CHANNEL = ChannelLimits(total_bytes=2**20, messages=16)
 TRUSTED_CHANNEL = ChannelLimits(total_bytes=16 * 2**20, messages=256, depth=32)
 
 
-class ChannelOverflow(ValueError):
+class ChannelOverflow(ValueError, TvmCourseError):
     """A message broke the channel's limits."""
 
 

@@ -20,6 +20,8 @@ import re
 import reprlib
 from dataclasses import dataclass, field
 
+from ..errors import TvmCourseError
+
 # A real schedule has tens of instructions and creates a few dozen loops.
 MAX_INSTRUCTIONS = 1000
 MAX_LIST = 64  # factors of one split, loops of one reorder, candidates of one sample
@@ -51,7 +53,7 @@ REFUSED_KINDS = {
 }
 
 
-class TraceRejected(ValueError):
+class TraceRejected(ValueError, TvmCourseError):
     """The trace holds something the grader does not accept; the message says what and where."""
 
 

@@ -56,6 +56,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..errors import TvmCourseError
+
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
@@ -87,7 +89,7 @@ IDENTITY_BASE = 2**31
 _IDENTITIES_PER_PROCESS = 256
 
 
-class WorldUnavailable(OSError):
+class WorldUnavailable(OSError, TvmCourseError):
     """The kernel refused a step of entering the world; the message names the step."""
 
 

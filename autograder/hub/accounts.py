@@ -16,6 +16,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import TvmCourseError
+
 COMMENT = "tvm-course hub demo account"
 DEFAULT_STUDENTS = ("ada", "ben")
 # The demo class's roster: the names nbgrader's formgrader lists (a student without any is "None, None").
@@ -24,7 +26,7 @@ DEMO_NAMES = {"ada": ("Ada", "Lovelace"), "ben": ("Ben", "Babbage")}
 DEFAULT_INSTRUCTOR = "instructor"
 
 
-class HubError(RuntimeError):
+class HubError(RuntimeError, TvmCourseError):
     """The hub cannot be set up or started; the message says what is needed."""
 
 

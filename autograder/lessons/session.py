@@ -5,8 +5,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import TvmCourseError
 
-class ThreadCountError(RuntimeError):
+
+class ThreadCountError(RuntimeError, TvmCourseError):
     pass
 
 

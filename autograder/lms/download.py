@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..problems.variants import VariantError, check_student_id
+from ..errors import TvmCourseError
 
 LMS_FORMATS = ("canvas", "moodle")
 
@@ -86,7 +87,7 @@ class Limits:
 LIMITS = Limits()
 
 
-class DownloadError(ValueError):
+class DownloadError(ValueError, TvmCourseError):
     """The archive (or worksheet) as a whole cannot be used; the message says why and what to do."""
 
 

@@ -16,6 +16,7 @@ from typing import Callable, Mapping
 
 from .credit import score_part
 from .questions import get_question_set
+from ..errors import TvmCourseError
 
 
 def autograding() -> bool:
@@ -106,7 +107,7 @@ def _timing_note(problem: str, result, machine_file: str | None):
     return timing_note(machine, this_cpu() if timed else "", timed, found)
 
 
-class CellNotFound(LookupError):
+class CellNotFound(LookupError, TvmCourseError):
     """The cell that defined a function is not in this kernel's input history; the message says why."""
 
 
@@ -227,7 +228,7 @@ def check_answer_format(question_set: str, namespace: Mapping[str, object]) -> N
     print("All answers are there, read as shown. The grader checks their values when you submit.")
 
 
-class UnreadAnswers(ValueError):
+class UnreadAnswers(ValueError, TvmCourseError):
     """An answer the grader would not read (inside an `if`, a `def`, ...); the message names them."""
 
 

@@ -33,6 +33,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..errors import TvmCourseError
+
 # What is read of a file at all: a notebook whose outputs hold images is still graded on its code.
 MAX_NOTEBOOK_BYTES = 256 * 1024 * 1024
 # Up to this size a file is parsed in the grader's own process (worst case ~100 MB of memory).
@@ -48,7 +50,7 @@ MAX_DEPTH = 64  # nbformat's own structure is under 10 deep; widget state and JS
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
-class NotANotebook(ValueError):
+class NotANotebook(ValueError, TvmCourseError):
     """The file cannot be read as a notebook; the message says why, in words for the student."""
 
 

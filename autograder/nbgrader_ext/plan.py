@@ -33,11 +33,12 @@ from ..problems import PROBLEMS
 from ..problems.variants import JOURNAL, VARIANTS, Variant
 from .credit import PARTS
 from .questions import QUESTION_SETS, AnswerKeyError, Explained, KeyedQuestion, answer_key, keyed_for
+from ..errors import TvmCourseError
 
 METADATA_KEY = "tvm_course"
 
 
-class PlanError(ValueError):
+class PlanError(ValueError, TvmCourseError):
     """The source notebook's grading metadata is inconsistent; the message names the cell."""
 
 

@@ -22,6 +22,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from ..errors import TvmCourseError
+
 # question set -> the variables its answer cell assigns, in the order they are marked
 QUESTION_SETS: dict[str, tuple[str, ...]] = {
     "cpu-tile-arithmetic": ("TILES_PER_CHANNEL", "TILE_BYTES", "WHOLE_BYTES", "HALO_PIXELS"),
@@ -58,7 +60,7 @@ class Verdict:
     message: str
 
 
-class AnswerKeyError(ValueError):
+class AnswerKeyError(ValueError, TvmCourseError):
     """The answer key in the source notebook does not fit its question set; the message says how."""
 
 

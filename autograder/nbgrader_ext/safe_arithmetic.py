@@ -27,6 +27,8 @@ import math
 import operator
 from dataclasses import dataclass, field
 
+from ..errors import TvmCourseError
+
 _BINARY = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -45,7 +47,7 @@ MAX_MAGNITUDE = 1e30
 MAX_SOURCE_CHARS = 100_000  # an answer cell is a few lines
 
 
-class Unreadable(ValueError):
+class Unreadable(ValueError, TvmCourseError):
     """An answer the grader cannot read as arithmetic; the message says why."""
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Mapping
 
 from .workload import ConvShape
+from ..errors import ExitCode, TvmCourseError
 
 SECRET_ENV = "TVM_COURSE_SECRET"
 SECRET_FILE = "variant-secret"  # in the course root, owner-only, ignored by git
@@ -56,9 +57,11 @@ OUT_CHANNELS = (8, 12, 20, 24)
 TILES = ((8, 8), (8, 16), (16, 8), (16, 32), (32, 16), (32, 32))
 
 
-class VariantError(ValueError):
+class VariantError(ValueError, TvmCourseError):
     """No variant can be given: a missing or malformed student id, no secret, no table entry.
     The message says what to do."""
+
+    exit_code = ExitCode.USAGE_ERROR
 
 
 @dataclass(frozen=True)

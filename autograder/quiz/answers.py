@@ -17,6 +17,7 @@ from typing import Any
 from .diagnostics import Problem, QuizFileError, describe_value
 from .model import ReleasedQuiz, ReleasedQuestion
 from .yaml_lines import YamlProblem, load_lined_file
+from ..errors import TvmCourseError
 
 _LETTER_LIST_SPLIT = re.compile(r"[\s,;]+")
 # ASCII digits only ([0-9], not \d, which in Python also matches "１４" or "١٤"): as quiz-hashing.js.
@@ -24,7 +25,7 @@ _NUMBER = re.compile(r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$")
 _THOUSANDS = re.compile(r"^[+-]?[0-9]{1,3}(,[0-9]{3})+(\.[0-9]*)?$")  # 3,211,264
 
 
-class AnswerError(ValueError):
+class AnswerError(ValueError, TvmCourseError):
     """An answer of the wrong shape for its question; the message says what was expected."""
 
 

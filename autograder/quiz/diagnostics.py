@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .yaml_lines import DataPath
+from ..errors import TvmCourseError
 
 
 def format_path(path: DataPath) -> str:
@@ -48,7 +49,7 @@ class Problem:
                 "message": self.message, "severity": self.severity}
 
 
-class QuizFileError(Exception):
+class QuizFileError(TvmCourseError):
     """A file that cannot be used at all (unreadable, not YAML, not a quiz); no traceback."""
 
     def __init__(self, problems: list[Problem]) -> None:

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import itertools
 
+from ..errors import TvmCourseError
+
 MAX_EXPANSIONS = 256
 _SPECIAL = "()|?\\"
 
 
-class PatternError(ValueError):
+class PatternError(ValueError, TvmCourseError):
     pass
 
 

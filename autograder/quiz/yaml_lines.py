@@ -12,11 +12,13 @@ from typing import Any
 
 import yaml
 
+from ..errors import TvmCourseError
+
 # A path into the data: mapping keys and list indices, from the root.
 DataPath = tuple[Any, ...]
 
 
-class YamlProblem(Exception):
+class YamlProblem(TvmCourseError):
     """The text is not YAML this project can read; carries the 1-based line."""
 
     def __init__(self, message: str, line: int | None) -> None:

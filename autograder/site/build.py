@@ -43,6 +43,7 @@ from .notebook_html import render_notebook
 from .notebook_links import REPO_URL_ENV, Repository, links_for, stripped_notebook
 from .page_structure import TocEntry
 from .quiz_html import released_document, released_yaml, render_quiz
+from ..errors import TvmCourseError
 
 MARKER = ".tvm-course-site"
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -51,7 +52,7 @@ HIGHLIGHT_STYLE = "default"
 HIGHLIGHT_STYLE_DARK = "github-dark"
 
 
-class SiteBuildError(RuntimeError):
+class SiteBuildError(RuntimeError, TvmCourseError):
     """The site cannot be built; the message says what to fix."""
 
 

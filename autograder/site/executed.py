@@ -42,6 +42,8 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
+from ..errors import TvmCourseError
+
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks; each process runs a lesson itself
@@ -67,7 +69,7 @@ METADATA_KEY = "tvm_course_execution"
 _memory: dict[str, NotebookNode] = {}
 
 
-class LessonExecutionError(RuntimeError):
+class LessonExecutionError(RuntimeError, TvmCourseError):
     """A lesson notebook failed to run; the message names the notebook, the cell and the error."""
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import nbformat
 
+from ..errors import TvmCourseError
+
 NOTEBOOK_FOLDER = "notebooks"
 REPO_URL_ENV = "TVM_COURSE_REPO_URL"
 DEFAULT_BRANCH = "main"
@@ -23,7 +25,7 @@ _GITHUB = re.compile(r"^https://github\.com/([A-Za-z0-9][A-Za-z0-9-]{0,38})/([A-
 _BRANCH = re.compile(r"^[A-Za-z0-9._/-]{1,200}$")
 
 
-class RepositoryURLError(ValueError):
+class RepositoryURLError(ValueError, TvmCourseError):
     """The repository URL cannot give Colab and Binder links; the message says what to give."""
 
 

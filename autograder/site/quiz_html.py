@@ -17,9 +17,10 @@ from autograder.quiz.model import TYPE_NAMES
 from autograder.quiz.release import dump_yaml, released_header
 
 from . import pages
+from ..errors import TvmCourseError
 
 
-class QuizBuildError(ValueError):
+class QuizBuildError(ValueError, TvmCourseError):
     """The instructor copy of a quiz has errors; the message lists them with file and line."""
 
 
