@@ -50,7 +50,8 @@ SHOWN = {
     **lesson_schedules(),
     **{f"examples/{name}": examples.source(name) for name in examples.names()},
     "the CPU yardstick (lessons 1 and 2)": schedules.yardstick_source("tile-fused-conv"),
-    "lesson 2: journal + vectorised Add/ReLU": "from autograder.lessons import schedules\n" + as_submission(schedules.journal_with_vectorized_tail).replace("example(", "schedules.example("),
+    "lesson 2: journal + vectorised Add/ReLU": "from autograder.lessons import schedules\n"
+    + as_submission(schedules.journal_with_vectorized_tail).replace("example(", "schedules.example("),
     "lesson 1: padding inlined": as_submission(schedules.pad_inlined),
 }
 

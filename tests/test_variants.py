@@ -15,7 +15,6 @@ from autograder.problems.variants import (
     STUDENT_ENV,
     TABLE_FILE,
     VARIANTS,
-    Variant,
     VariantError,
     check_student_id,
     course_secret,

@@ -144,7 +144,8 @@ def register(subparsers) -> None:
                      "(default: the course's Exchange.root)")
     run.add_argument("--no-feedback", dest="feedback", action="store_false", help="do not write feedback HTML")
     run.add_argument("--csv", metavar="PATH", help="where to write the grades (default: COURSE/ASSIGNMENT-grades.csv)")
-    run.add_argument("--cell-timeout", type=float, metavar="S", help="seconds a notebook cell may run, where the course runs student notebooks (default: the course's Execute.timeout)")
+    run.add_argument("--cell-timeout", type=float, metavar="S",
+                     help="seconds a notebook cell may run, where the course runs student notebooks (default: the course's Execute.timeout)")
     run.add_argument("--allow-unconfined", action="store_true",
                      help="grade even where student code cannot be confined (no Landlock or seccomp on this machine); "
                           "without it such a run refuses to start")
@@ -152,7 +153,8 @@ def register(subparsers) -> None:
                      help="grade on the workers of this Dask scheduler (tcp://HOST:8786), started with "
                           "`dask worker ADDRESS --nthreads 1 --resources grading=1` from the course's environment; "
                           "the gradebook, CSV and feedback stay here (default: the local pool of --workers)")
-    run.add_argument("--submission-timeout", type=float, default=900.0, metavar="S", help="seconds one whole submission may take before it is stopped (default: %(default)s)")
+    run.add_argument("--submission-timeout", type=float, default=900.0, metavar="S",
+                     help="seconds one whole submission may take before it is stopped (default: %(default)s)")
     add_grader_overrides(run)
     run.set_defaults(handler=grade)
 

@@ -166,7 +166,7 @@ def _worker_main(connection, setup: WorkerSetup) -> None:
         except (EOFError, OSError):
             return
         try:
-            outcome = grade_submission(api_for, setup, job, lambda: connection.send(Autograded(job.student)))
+            outcome = grade_submission(api_for, setup, job, lambda student=job.student: connection.send(Autograded(student)))
         except Exception as error:  # our bug or nbgrader's: report it against this job, keep serving
             outcome = JobOutcome(job.student, False, 0.0, f"the grading process failed: {error.__class__.__name__}: {error}")
         connection.send(outcome)

@@ -238,7 +238,9 @@ class Evaluation:
             device = self.opencl.device(self.remaining_s())
             runs = self.opencl.results(self.remaining_s())
         except opencl.BuildFailed as error:
-            return {**report, "outcome": "needs-gpu", "message": f"no GPU here, and the OpenCL device could not build the kernels TVM generated for your schedule ({_last_line(error)}): correctness and {pending}"}
+            return {**report, "outcome": "needs-gpu",
+                    "message": f"no GPU here, and the OpenCL device could not build the kernels TVM generated for your schedule "
+                               f"({_last_line(error)}): correctness and {pending}"}
         control = self._judge(runs["yardstick"])
         if not control["passed"]:
             raise InfrastructureError(f"{device} computes the yardstick wrongly, so it cannot judge yours: {control['message']}")

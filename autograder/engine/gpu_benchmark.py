@@ -92,8 +92,8 @@ def compiled_schedule(schedule: Callable, variant: Variant = JOURNAL) -> dict:
     return {
         "source": source,
         "buffers": [{"name": b.name, "dtype": b.dtype, "elements": b.elements, "role": b.role} for b in buffers],
-        "launches": [{"kernel": l.kernel, "grid": list(l.groups), "block": list(l.local),
-                      "args": [list(a) for a in l.args]} for l in launches],
+        "launches": [{"kernel": launch.kernel, "grid": list(launch.groups), "block": list(launch.local),
+                      "args": [list(a) for a in launch.args]} for launch in launches],
     }
 
 
@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     plan = json.loads((directory / PLAN_FILE).read_text(encoding="utf-8"))
     for name, entry in plan["schedules"].items():
-        launches = ", ".join(f"{l['kernel']} {math.prod(l['grid'])}x{math.prod(l['block'])}" for l in entry["launches"])
+        launches = ", ".join(f"{launch['kernel']} {math.prod(launch['grid'])}x{math.prod(launch['block'])}" for launch in entry["launches"])
         print(f"{name}: {launches}{' (+ PTX)' if 'ptx' in entry else ''}")
     print(f"wrote {directory}; on a GPU machine: python {directory / TIMER_FILE}")
     return 0

@@ -85,7 +85,7 @@ class KernelProgram:
 
     def to_json(self) -> str:
         return json.dumps({"source": self.source, "buffers": [asdict(b) for b in self.buffers],
-                           "launches": [asdict(l) for l in self.launches]})
+                           "launches": [asdict(launch) for launch in self.launches]})
 
     def traffic_per_output(self, output_elements: int) -> tuple[float, float]:
         """Global-memory bytes read and written per output element, over all kernels."""
@@ -131,8 +131,8 @@ def build_program(scheduled_mod, host) -> KernelProgram:
     for device_target, device_mod in device_mods.items():
         sources.append(codegen_build(finalize_device()(device_mod), device_target).inspect_source())
     launches, buffers = _host_plan(host_mod["main"], scheduled_mod["main"])
-    stats = tuple(_kernel_stats(name, kernels[name], [l for l in launches if l.kernel == name]) for name in
-                  dict.fromkeys(l.kernel for l in launches))
+    stats = tuple(_kernel_stats(name, kernels[name], [launch for launch in launches if launch.kernel == name]) for name in
+                  dict.fromkeys(launch.kernel for launch in launches))
     return KernelProgram(_one_program(sources), tuple(buffers), tuple(launches), stats)
 
 
@@ -149,8 +149,8 @@ def check_same_launches(program: KernelProgram, scheduled_mod, cuda_target) -> N
     """The OpenCL lowering must launch what the CUDA one launches (the same kernels, blocks and
     threads), or a run on OpenCL proves nothing about the CUDA build: NotRunnable if not."""
     host_mod, _ = _lower(scheduled_mod, cuda_target)
-    cuda = [(l.kernel, l.groups, l.local) for l in _host_plan(host_mod["main"], scheduled_mod["main"])[0]]
-    ours = [(l.kernel, l.groups, l.local) for l in program.launches]
+    cuda = [(launch.kernel, launch.groups, launch.local) for launch in _host_plan(host_mod["main"], scheduled_mod["main"])[0]]
+    ours = [(launch.kernel, launch.groups, launch.local) for launch in program.launches]
     if cuda != ours:
         first = next((i for i, (a, b) in enumerate(zip(cuda, ours)) if a != b), min(len(cuda), len(ours)))
         raise NotRunnable(f"lowered for OpenCL, launch {first + 1} differs from the CUDA build's "
@@ -354,7 +354,7 @@ def _kernel_stats(name: str, func, launches: list[Launch]) -> KernelStats:
     counter.visit(func.body, 1)
     launch = launches[0]
     threads = math.prod(launch.local)
-    all_threads = sum(math.prod(l.local) * math.prod(l.groups) for l in launches)
+    all_threads = sum(math.prod(launch.local) * math.prod(launch.groups) for launch in launches)
     return KernelStats(
         kernel=name, launches=len(launches), threads_per_block=threads, blocks=math.prod(launch.groups),
         shared_bytes=counter.allocated.get("shared", 0), local_bytes=counter.allocated.get("local", 0),
@@ -424,7 +424,7 @@ class _AccessCounter:
 
 def _loaded(load):
     """The buffer a load reads (TVM 0.27 calls the node TensorLoad and the buffer its source)."""
-    return getattr(load, "buffer", None) or getattr(load, "source")
+    return getattr(load, "buffer", None) or load.source
 
 
 def _scope(buffer) -> str:

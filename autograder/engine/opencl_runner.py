@@ -166,14 +166,14 @@ class _Run:
                 else np.full(int(spec["elements"]), np.nan, dtype=np.float32)
             self.fill[name] = host
             self.buffers[name] = cl.Buffer(context, flags.READ_WRITE, max(4, host.nbytes))
-        kernels = {name: cl.Kernel(program, name) for name in dict.fromkeys(l["kernel"] for l in plan["launches"])}
+        kernels = {name: cl.Kernel(program, name) for name in dict.fromkeys(launch["kernel"] for launch in plan["launches"])}
         self.launches = []
         for launch in plan["launches"]:
             kernel = kernels[launch["kernel"]]
             args = [self.buffers[arg[1]] if arg[0] == "buffer" else np.dtype(arg[1]).type(arg[2]) for arg in launch["args"]]
             local = tuple(int(n) for n in launch["local"])
             groups = tuple(int(n) for n in launch["groups"])
-            self.launches.append((kernel, args, tuple(g * l for g, l in zip(groups, local)), local))
+            self.launches.append((kernel, args, tuple(g * size for g, size in zip(groups, local)), local))
         self.shapes = {role: inputs[role].shape for role in ("x", "w", "b")}
 
     def run(self) -> list:

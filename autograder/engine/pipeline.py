@@ -232,7 +232,8 @@ class _Grading:
             # The evaluator locks its /proc entry first thing; only then may student code run.
             if not evaluator.wait_for_stage("prepare", STARTUP_LIMIT_S):
                 outcome = evaluator.wait(0)
-                return self.result("error", "internal grader error (not your code): the evaluator did not start:\n" + outcome.output_tail[-1500:], grader_fault=True)
+                return self.result("error", "internal grader error (not your code): the evaluator did not start:\n" + outcome.output_tail[-1500:],
+                                   grader_fault=True)
             if self.config.mcpu:  # a CPU name is checked by LLVM in the evaluator: a usage error comes first
                 evaluator.wait_for_message(lambda: evaluator.last_message("target") or evaluator.last_message("usage"), STARTUP_LIMIT_S)
                 usage = evaluator.last_message("usage")
@@ -296,7 +297,8 @@ class _Grading:
         # Everything on the channel came from a process running the student's code: trust no field.
         message = outcome.last("trace") or _last_report(outcome)
         if outcome.channel_overflow:
-            return self.result("rejected", "your code sent the grader more data than a schedule's trace can be (the private channel was flooded)", student_output=output)
+            return self.result("rejected", "your code sent the grader more data than a schedule's trace can be (the private channel was flooded)",
+                               student_output=output)
         started = next((m for m in outcome.messages if m.get("kind") == "stage"), None)  # sent before the student's code
         if started is None:
             # Nothing of the student's ran: whatever went wrong (the sandbox, an import of ours) is the grader's.
@@ -317,7 +319,8 @@ class _Grading:
         if outcome.timed_out:
             return self.result("timeout", f"schedule() did not finish within {self.config.student_timeout_s:g} s (an infinite loop?)", student_output=output)
         if outcome.memory_exceeded:
-            return self.result("crashed", f"your code used more than the {self.config.student_memory_mb} MB memory limit and was stopped", student_output=output)
+            return self.result("crashed", f"your code used more than the {self.config.student_memory_mb} MB memory limit and was stopped",
+                               student_output=output)
         if message is None:
             return self.result("crashed", _silent_exit(outcome, "the process running your code"), student_output=output)
         kind = message.get("kind")
@@ -356,17 +359,20 @@ class _Grading:
         stage = (outcome.last("stage") or {}).get("stage", "prepare")
         internal = outcome.last("internal")
         if internal:
-            return self.result("error", f"internal grader error (not your code) during {stage}:\n{internal['message']}", student_output=output, grader_fault=True)
+            return self.result("error", f"internal grader error (not your code) during {stage}:\n{internal['message']}", student_output=output,
+                               grader_fault=True)
         if report is None:
             if outcome.starved:
                 return self.result("error", _starved(f"the evaluator (during {stage})", outcome), student_output=output, grader_fault=True)
             if outcome.timed_out:
-                return self.result("timeout", f"compiling, running and timing your schedule took longer than {self.config.evaluate_timeout_s:g} s (stuck in: {stage})"
-                                   + _compile_load_text(outcome, stage), student_output=output)
+                return self.result("timeout", f"compiling, running and timing your schedule took longer than {self.config.evaluate_timeout_s:g} s "
+                                   f"(stuck in: {stage})" + _compile_load_text(outcome, stage), student_output=output)
             if outcome.memory_exceeded:
-                return self.result("crashed", f"the evaluator ran out of memory (over {self.config.evaluate_memory_mb} MB) during {stage}: is something unrolled too far?", student_output=output)
+                return self.result("crashed", f"the evaluator ran out of memory (over {self.config.evaluate_memory_mb} MB) during {stage}: "
+                                   "is something unrolled too far?", student_output=output)
             if stage in ("prepare", "waiting"):
-                return self.result("error", "internal grader error (not your code) while preparing the workload:\n" + outcome.output_tail[-1500:], student_output=output, grader_fault=True)
+                return self.result("error", "internal grader error (not your code) while preparing the workload:\n" + outcome.output_tail[-1500:],
+                                   student_output=output, grader_fault=True)
             return self.result("crashed", _evaluator_crash(outcome, stage), student_output=output)
         self.schedule_outline = outline_lines(report.get("schedule_outline"))
         for name, seconds in report.get("stage_s", {}).items():
@@ -383,7 +389,8 @@ class _Grading:
         problem, weights = self.problem, self.problem.weights
         correct = bool(report.get("correct"))
         if not correct:
-            return self.result("failed", "wrong results score 0: see the correctness check", *messages, checks=checks, correct=False, student_output=output, credit={"correctness": 0.0, "structure": 0.0, "speed": 0.0})
+            return self.result("failed", "wrong results score 0: see the correctness check", *messages, checks=checks, correct=False, student_output=output,
+                               credit={"correctness": 0.0, "structure": 0.0, "speed": 0.0})
         fused = all(c.passed for c in checks if c.name == "fusion")
         speed, against = report.get("speedup"), report.get("vs_yardstick")
         speedup = speed["median"] if speed else None

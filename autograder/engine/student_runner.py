@@ -124,7 +124,8 @@ def main(argv: list[str]) -> None:
         send({"kind": "exception", "message": student_traceback(error) + note, "import_error": error.name})
         _leave()
     except NameError as error:  # most often a name that only another cell of the notebook defines
-        send({"kind": "exception", "message": student_traceback(error) + GRADED_ALONE.format(name=repr(error.name) if getattr(error, "name", None) else "that name")})
+        missing = repr(error.name) if getattr(error, "name", None) else "that name"
+        send({"kind": "exception", "message": student_traceback(error) + GRADED_ALONE.format(name=missing)})
         _leave()
     except BaseException as error:  # SystemExit and KeyboardInterrupt too: the student's code raised them
         send({"kind": "exception", "message": student_traceback(error)})

@@ -76,7 +76,7 @@ def ensure_system_user(name: str) -> None:
         done = subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--comment", COMMENT, name],
                               capture_output=True, text=True)
         if done.returncode != 0:
-            raise HubError(f"useradd {name} failed: {done.stderr.strip()}")
+            raise HubError(f"useradd {name} failed: {done.stderr.strip()}") from None
         entry = pwd.getpwnam(name)
     else:
         if entry.pw_gecos.split(",")[0] != COMMENT:

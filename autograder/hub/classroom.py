@@ -108,7 +108,7 @@ def ensure_course(instructor: Account, students: list[Account], assignment: str,
     root = instructor.home / COURSE_FOLDER
     if not (root / "nbgrader_config.py").is_file():
         copy_course(BUNDLED_COURSE, root)
-        for dirpath, dirnames, filenames in os.walk(root):
+        for dirpath, _, filenames in os.walk(root):
             for name in [dirpath, *(os.path.join(dirpath, n) for n in filenames)]:
                 os.chown(name, instructor.uid, instructor.gid)
         os.chmod(root, 0o700)

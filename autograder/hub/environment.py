@@ -125,7 +125,7 @@ def ensure_environment(env: Path, log: Callable[[str], None]) -> Path:
 
 def _readable_by_all(tree: Path) -> None:
     # Every user's server runs from it: a umask of 077 (some root shells) would lock them out.
-    for dirpath, dirnames, filenames in os.walk(tree):
+    for dirpath, _, filenames in os.walk(tree):
         os.chmod(dirpath, os.stat(dirpath).st_mode | 0o755)
         for name in filenames:
             path = os.path.join(dirpath, name)

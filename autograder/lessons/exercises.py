@@ -89,7 +89,7 @@ def split_prediction(func, block: str, loop: str, predicted: dict, exercise: str
     for factor, guess in predicted.items():
         sch = s_tir.Schedule(func)
         loops = sch.get_loops(sch.get_sblock(block))
-        target = next(l for l in loops if str(sch.get(l).loop_var.name) == loop)
+        target = next(loop_rv for loop_rv in loops if str(sch.get(loop_rv).loop_var.name) == loop)
         extent = int(sch.get(target).extent)
         outer, inner = sch.split(target, factors=[None, int(factor)])
         got = (int(sch.get(outer).extent), int(sch.get(inner).extent))

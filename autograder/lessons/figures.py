@@ -204,7 +204,7 @@ def loop_nest_diagram(nests: dict[str, str], title: str = "") -> Plot:
     for ax, (label, tree) in zip(axes[0], trees.items()):
         row, right = 0, widths[label]
 
-        def draw(items, depth):
+        def draw(items, depth, ax=ax, right=right):  # this panel's axes and width, bound here
             nonlocal row
             for node in items:
                 top = row

@@ -339,7 +339,7 @@ def counted_costs(mod) -> CountedCosts:
     main = mod["main"]
     program = opencl.build_program(tvm.IRModule({"main": main}), "llvm")
     output = next(b.name for b in program.buffers if b.role == "output")
-    writer = next(l.kernel for l in program.launches if ("buffer", output) in l.args)
+    writer = next(launch.kernel for launch in program.launches if ("buffer", output) in launch.args)
     conv = next(s for s in program.stats if s.kernel == writer)
     output_shape = [int(d) for d in main.params[3].shape]
     weight_shape = [int(d) for d in main.params[1].shape]  # out channels, in channels, kernel, kernel

@@ -45,8 +45,8 @@ def loop_nest(func_or_mod) -> str:
             lines.append(f"{indent}for {names} in {domain}:")
         elif block and block.group(2) != "root":
             lines.append(f"{block.group(1)}block {block.group(2)}")
-    common = min((len(l) - len(l.lstrip()) for l in lines), default=0)
-    return "\n".join(l[common:] for l in lines)
+    common = min((len(line) - len(line.lstrip()) for line in lines), default=0)
+    return "\n".join(line[common:] for line in lines)
 
 
 def diff(before: str, after: str, before_label: str = "before", after_label: str = "after") -> str:

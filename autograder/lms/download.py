@@ -459,7 +459,7 @@ def match_entry(name: str, lms: str, canvas_regexp: str) -> tuple[str, str, bool
             return f"not named as Canvas names submissions ({CANVAS_SHAPE})"
         return found.group("student_id"), found.group("file_id") + ".ipynb", bool(found.groupdict().get("late"))
     parts = PurePosixPath(name).parts
-    for index, part in enumerate(parts[:-1]):
+    for part in parts[:-1]:
         folder = MOODLE_FOLDER.match(part)
         if folder:
             return folder.group("participant"), parts[-1], False

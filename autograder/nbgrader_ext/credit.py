@@ -53,7 +53,8 @@ def score_part(result: Result, part: str) -> PartScore:
     if result.status == "needs-gpu" and (result.correct is None or part == "speed"):
         if result.correct:
             return PartScore(part, None, f"{part}: pending: correct on an OpenCL device; speed needs a GPU, so it is scored on a GPU host (or through --rpc)")
-        return PartScore(part, None, f"{part}: pending, no GPU here: the schedule compiled for CUDA and passed the static checks; it is scored on a GPU host (or through --rpc)")
+        return PartScore(part, None, f"{part}: pending, no GPU here: the schedule compiled for CUDA and passed the static checks; "
+                                     "it is scored on a GPU host (or through --rpc)")
     weight = getattr(get_problem(result.problem).weights, credit_key)
     earned = result.credit.get(credit_key, 0.0)
     fraction = min(1.0, max(0.0, earned / weight)) if weight else 0.0

@@ -239,7 +239,8 @@ def recover_answers(nb, source, wanted: set[str], answers: dict[str, str]) -> tu
                 pool = between or free
                 defining = [i for i in pool if defines & _definitions(texts[i])]
                 if len(defining) == 1:
-                    found, how = defining[0], f"by its content (the only such cell that defines {', '.join(sorted(defines & _definitions(texts[defining[0]])))})"
+                    names = ", ".join(sorted(defines & _definitions(texts[defining[0]])))
+                    found, how = defining[0], f"by its content (the only such cell that defines {names})"
             if found is None:
                 if between or free:  # else no cell is left that could be it: missing, as before
                     unidentified[grade_id] = (

@@ -200,7 +200,7 @@ def picked_choice_feedback(question: ReleasedQuestion, key: QuizKey, letters: li
     if not opened:
         return []
     # Ranked only when there is a choice to make: from an instructor copy, ranking costs slow keys.
-    letter = next(iter(opened)) if len(opened) == 1 else min(opened, key=lambda l: key.choice_rank(question, l))
+    letter = next(iter(opened)) if len(opened) == 1 else min(opened, key=lambda each: key.choice_rank(question, each))
     return [f"({letter}) {opened[letter]}"]
 
 

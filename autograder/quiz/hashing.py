@@ -63,7 +63,7 @@ def stable_salt(instructor_copy: object) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _slow_salt(copy: str) -> str:
-    return hashlib.pbkdf2_hmac("sha256", copy.encode("utf-8"), f"{SCHEME}\nsalt".encode("utf-8"), ITERATIONS, 16).hex()
+    return hashlib.pbkdf2_hmac("sha256", copy.encode("utf-8"), f"{SCHEME}\nsalt".encode(), ITERATIONS, 16).hex()
 
 
 # Each key costs ITERATIONS rounds, and releasing or checking the same quiz again in one process
@@ -189,7 +189,7 @@ def canonical_number(value: float, step: float | None) -> str:
     return canonical_cell(cell_index(value, step))
 
 
-# ---- integrity: catches accidental edits and corruption, not forgery (anyone can recompute) -----------------------------------------------------------------------------
+# ---- integrity: catches accidental edits and corruption, not forgery (anyone can recompute) ----------------------------------
 
 def canonical_json(data: object) -> str:
     """Sorted keys, no whitespace, non-ASCII kept: JSON.stringify with keys sorted at every level."""

@@ -45,8 +45,8 @@ class QuestionView:
                               + to_html(question.prompt))
         parts = [header]
         if question.type == "ordering":
-            parts.append(widgets.HTML("<br>".join(f"<b>{l})</b> {html.escape(t)}"
-                                                  for l, t in zip(question.letters, question.items))))
+            parts.append(widgets.HTML("<br>".join(f"<b>{letter})</b> {html.escape(t)}"
+                                                  for letter, t in zip(question.letters, question.items))))
         parts += [self.input, self.check_button, self.feedback]
         if self.edited:
             # As the terminal and the website: shown, but not checked and not scored.
@@ -58,11 +58,11 @@ class QuestionView:
     def _make_input(self) -> widgets.Widget:
         q = self.question
         if q.type == "single":
-            return widgets.RadioButtons(options=[(f"{l}) {t}", l) for l, t in zip(q.letters, q.choices)],
+            return widgets.RadioButtons(options=[(f"{letter}) {t}", letter) for letter, t in zip(q.letters, q.choices)],
                                         value=None, layout=_WIDE)
         if q.type == "multiple":
-            self.checkboxes = [widgets.Checkbox(description=f"{l}) {t}", value=False, indent=False, layout=_WIDE)
-                               for l, t in zip(q.letters, q.choices)]
+            self.checkboxes = [widgets.Checkbox(description=f"{letter}) {t}", value=False, indent=False, layout=_WIDE)
+                               for letter, t in zip(q.letters, q.choices)]
             return widgets.VBox(self.checkboxes)
         if q.type == "code":
             return widgets.Textarea(value=q.data.get("starter", ""), rows=14, layout=_WIDE)
@@ -87,7 +87,7 @@ class QuestionView:
         if q.type == "single":
             return self.input.value
         if q.type == "multiple":
-            picked = [l for l, box in zip(q.letters, self.checkboxes) if box.value]
+            picked = [letter for letter, box in zip(q.letters, self.checkboxes) if box.value]
             return picked or None
         text = self.input.value
         if not text.strip():

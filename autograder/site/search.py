@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 
-from bs4 import BeautifulSoup, Tag
+from bs4 import BeautifulSoup
 
 from .page_structure import HEADINGS, heading_text
 from .pages import script_json

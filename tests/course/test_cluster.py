@@ -371,7 +371,8 @@ def test_a_workers_reply_is_accepted_only_when_every_part_of_it_checks(course, r
         "a score above the cell's points": changed(lambda r: r["rows"]["notebooks"]["tiling"]["grades"][grade].update(auto_score=1e9)),
         "a NaN score": changed(lambda r: r["rows"]["notebooks"]["tiling"]["grades"][grade].update(auto_score=float("nan"))),
         "a flag for a score": changed(lambda r: r["rows"]["notebooks"]["tiling"]["grades"][grade].update(auto_score=True)),
-        "a grade cell the assignment lacks": changed(lambda r: r["rows"]["notebooks"]["tiling"]["grades"].update(extra={"auto_score": 1, "needs_manual_grade": False})),
+        "a grade cell the assignment lacks": changed(
+            lambda r: r["rows"]["notebooks"]["tiling"]["grades"].update(extra={"auto_score": 1, "needs_manual_grade": False})),
         "a grade left out": changed(lambda r: r["rows"]["notebooks"]["tiling"]["grades"].pop(grade)),
         "another notebook's rows": changed(lambda r: r["rows"]["notebooks"].update(other=r["rows"]["notebooks"]["tiling"])),
         "graded without rows": changed(lambda r: r.update(rows=None)),

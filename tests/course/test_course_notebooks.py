@@ -90,5 +90,5 @@ def test_syllabus_lists_the_assignment_notebooks():
     text = (COURSE / "syllabus.yaml").read_text(encoding="utf-8")
     for assignment in ("tiling", "gpu-tiling"):
         path = source_notebook(assignment).relative_to(REPO).as_posix()
-        assert path in text, f"{syllabus} should list {path}"
+        assert path in text, f"course/syllabus.yaml should list {path}"
 

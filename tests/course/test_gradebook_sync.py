@@ -123,7 +123,7 @@ def test_shared_engines_keep_their_compiled_sql_and_merge_the_same(main_db, tmp_
     assert engine.pool.checkedout() == 0
     with Gradebook(sqlite_url(main_db), COURSE_ID) as second:
         assert second.engine is engine
-    for attempt, speed in enumerate((1.0, 3.0)):  # the same worker file, copied again, as a retried job
+    for speed in (1.0, 3.0):  # the same worker file, copied again, as a retried job
         worker = grade_in_copy(main_db, tmp_path, "ada", {"correctness": 4.0, "speed": speed}, name="same.db")
         merge_submission(sqlite_url(main_db), sqlite_url(worker), "tiling", "ada", COURSE_ID)
         assert scores(main_db, "ada")["speed"] == (speed, None, False)

@@ -43,7 +43,8 @@ RIGHT = ("TILES_PER_CHANNEL = (HEIGHT // TILE_ROWS) * (WIDTH // TILE_COLS)\nTILE
 # cell of its own that attacks the grading, to exercise the machinery, not to teach.
 HOSTILE = Sample(
     "zed", "tiling", "ignores SIGINT and spins",
-    answers={"schedule": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n\ndef schedule(sch):\n    pass\n\nwhile True:\n    pass", "tile-arithmetic": RIGHT},
+    answers={"schedule": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n\ndef schedule(sch):\n    pass\n\nwhile True:\n    pass",
+             "tile-arithmetic": RIGHT},
 )
 
 

@@ -15,7 +15,6 @@ import copy
 import csv
 import io
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import nbformat

@@ -56,7 +56,8 @@ def test_the_self_check_finds_the_cell_that_defined_the_function_in_a_real_kerne
         "magic": "%%time\ndef schedule(sch):\n    return 'under a cell magic'",
         "file": "import sys\nsys.path.insert(0, '.')\nfrom elsewhere import schedule",
     }
-    show = "from autograder.nbgrader_ext.kernel_side import defining_cell\ntry:\n    print(repr(defining_cell(schedule)))\nexcept LookupError as error:\n    print(error)"
+    show = ("from autograder.nbgrader_ext.kernel_side import defining_cell\n"
+            "try:\n    print(repr(defining_cell(schedule)))\nexcept LookupError as error:\n    print(error)")
     notebook = nbformat.v4.new_notebook(cells=[c for source in cells.values() for c in (nbformat.v4.new_code_cell(source), nbformat.v4.new_code_cell(show))])
     NotebookClient(notebook, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(tmp_path)}}).execute()
     found = dict(zip(cells, ("".join(o.get("text", "") for o in c.outputs).strip() for c in notebook.cells[1::2])))

@@ -11,7 +11,6 @@ import json
 import time
 from pathlib import Path
 
-import nbformat
 import psutil
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook

@@ -5,7 +5,6 @@ import pytest
 
 import solutions
 
-from autograder import examples
 from autograder.engine.pipeline import grade_source
 
 pytestmark = pytest.mark.slow

@@ -45,13 +45,13 @@ def test_the_export_writes_each_schedules_cuda_source_and_the_launches_its_host_
         sch = s_tir.Schedule(problem.workload())
         schedule(sch)
         program = opencl.build_program(tvm.IRModule({"main": sch.mod["main"]}), "llvm")
-        assert [(l["kernel"], tuple(l["grid"]), tuple(l["block"])) for l in entry["launches"]] == \
-            [(l.kernel, l.groups, l.local) for l in program.launches]
+        assert [(launch["kernel"], tuple(launch["grid"]), tuple(launch["block"])) for launch in entry["launches"]] == \
+            [(launch.kernel, launch.groups, launch.local) for launch in program.launches]
         for launch in entry["launches"]:
             assert f" {launch['kernel']}(" in source and 'extern "C" __global__' in source
             assert all(a[0] == "buffer" and a[1] in roles or a[0] == "scalar" for a in launch["args"])
     yardstick = plan["schedules"]["yardstick"]
-    assert [l["kernel"] for l in yardstick["launches"]] == ["main_kernel", "main_kernel_1"]  # padding, then conv
+    assert [launch["kernel"] for launch in yardstick["launches"]] == ["main_kernel", "main_kernel_1"]  # padding, then conv
     assert next(b for b in yardstick["buffers"] if b["role"] == "scratch")["elements"] == 3 * 226 * 226
     assert len(plan["schedules"]["reference"]["launches"]) == 1
     with open(gpu_kernel_timer.__file__, encoding="utf-8") as timer:
@@ -83,7 +83,9 @@ def test_the_median_interval_is_distribution_free_order_statistics():
     k = int(low)
     assert high == 31 - k
     # k is the largest rank whose two tails together stay within 1%
-    tail = lambda r: 2 * sum(math.comb(30, i) for i in range(r)) / 2 ** 30
+    def tail(r):
+        return 2 * sum(math.comb(30, i) for i in range(r)) / 2 ** 30
+
     assert tail(k) <= 0.01 < tail(k + 1)
 
 

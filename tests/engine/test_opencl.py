@@ -138,7 +138,7 @@ def test_the_program_is_read_off_the_lowering_with_what_a_gpu_speed_depends_on()
     schedule = s_tir.Schedule(problem.workload())
     problem.apply_yardstick(schedule)
     program = opencl.build_program(tvm.IRModule({"main": schedule.mod["main"]}), "llvm")
-    assert [l.kernel for l in program.launches] == ["main_kernel", "main_kernel_1"]  # padding, then the fused conv
+    assert [launch.kernel for launch in program.launches] == ["main_kernel", "main_kernel_1"]  # padding, then the fused conv
     assert {b.role for b in program.buffers} == {"x", "w", "b", "output", "scratch"}
     conv = program.launches[1]
     assert conv.local == (256, 1, 1) and math.prod(conv.groups) * 256 >= math.prod(problem.shape.output_shape)

@@ -250,7 +250,6 @@ def test_the_instructor_collects_in_the_formgrader_in_jupyterlab(hub, pages):
     ada_collected = (collected / ADA / "tiling" / "tiling.ipynb").read_text()
     assert ada_collected == (hub.account(ADA).home / "tiling" / "tiling.ipynb").read_text()  # hers, not ben's forgery
     modal.get_by_role("button", name="OK").click()
-    prefix = f"/user/{INSTRUCTOR}/"
     formgrader_requests = [r for r in page.bad_responses if "formgrader" in r or "/api/" in r]
     assert not formgrader_requests, formgrader_requests  # every call the Formgrader made went through the prefix
 

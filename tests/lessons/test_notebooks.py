@@ -1,10 +1,8 @@
 """The lesson notebooks: committed clean, shaped as the course expects, and run top to bottom by a real kernel."""
 from __future__ import annotations
 
-import json
 import re
 import sys
-import time
 from pathlib import Path
 
 import nbformat

@@ -136,7 +136,7 @@ def test_ticking_every_box_opens_the_feedback_of_one_wrong_choice_only():
     shown = set()
     for salt in SALTS:
         question, released = _cost_model_facts(salt)
-        wrong = [l for l, c in zip("abcd", question.choices) if not c.correct]
+        wrong = [letter for letter, c in zip("abcd", question.choices) if not c.correct]
         assert len(wrong) >= 2
         result = check_question(released, ReleasedKey(salt), ["a", "b", "c", "d"])
         per_choice = [f for f in result.feedback if f.startswith("(")]
@@ -158,7 +158,7 @@ def test_no_subset_of_picks_opens_more_than_one_choice_feedback():
             result = check_question(released, ReleasedKey(SALTS[0]), list(picks))
             per_choice = [f for f in result.feedback if f.startswith("(")]
             assert len(per_choice) <= 1, picks
-            picked_wrong = [l for l in picks if not question.choices["abcd".index(l)].correct]
+            picked_wrong = [letter for letter in picks if not question.choices["abcd".index(letter)].correct]
             assert bool(per_choice) == (bool(picked_wrong) and result.status == "wrong"), picks
 
 

@@ -53,7 +53,7 @@ def test_usage_errors_exit_2(tmp_path, sample):
 
 def _one_line_usage_error(result, path):
     assert result.returncode == 2, (result.stdout, result.stderr)
-    [line] = [l for l in result.stderr.splitlines() if not l.startswith("note: ")]
+    [line] = [text for text in result.stderr.splitlines() if not text.startswith("note: ")]
     assert line.startswith(f"tvm-course quiz: cannot write {path}: "), line
 
 

@@ -28,7 +28,7 @@ BLANK = re.compile(r"(\w+)\s+_{3,}\s+(\w+)")
 PRONOUN_SUBJECTS = {"it", "they", "he", "she"}
 PRONOUN_OBJECTS = {"them", "it"}
 # Words ending in s that are not plural nouns (verbs, pronouns, adverbs).
-NOT_PLURAL = {"does", "is", "was", "has", "its", "this", "thus", "less", "always", "across", "as", "us", "its"}
+NOT_PLURAL = {"does", "is", "was", "has", "its", "this", "thus", "less", "always", "across", "as", "us"}
 
 
 def accepted(question) -> set[str]:
