@@ -225,11 +225,6 @@ def test_ctrl_c_exits_130(tmp_path):
     assert "Traceback" not in run.stderr
 
 
-# Error classes in modules another change had open when the root was added; each is re-based once
-# that change lands, and leaves this list then.
-NOT_YET_ON_THE_ROOT = {"autograder.nbgrader_ext.grading_machine.GradingMachineError"}
-
-
 def test_every_error_class_of_the_package_derives_from_the_root_and_keeps_its_builtin_base():
     # every `except ValueError` (RuntimeError, OSError, ...) elsewhere still catches what it caught;
     # a module's private signal (a leading underscore) never leaves it and needs no exit code
@@ -245,7 +240,7 @@ def test_every_error_class_of_the_package_derives_from_the_root_and_keeps_its_bu
                    and value.__module__ == module.name and not value.__name__.startswith("_")]
     assert len(errors) > 40
     off_the_root = {f"{error.__module__}.{error.__qualname__}" for error in errors if not issubclass(error, TvmCourseError)}
-    assert off_the_root <= NOT_YET_ON_THE_ROOT
+    assert off_the_root == set()
     assert all(isinstance(error.exit_code, ExitCode) for error in errors if issubclass(error, TvmCourseError))
     assert issubclass(autograder.course.course_dir.CourseError, ValueError)
     assert issubclass(autograder.engine.world.WorldUnavailable, OSError)

@@ -28,6 +28,8 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import ExitCode, TvmCourseError
+
 RELEASE_FILE = "grading-machine.json"
 FORMAT = "tvm-course-grading-machine/1"
 MAX_DESCRIPTION = 200
@@ -37,8 +39,10 @@ _LLVM_CPU = re.compile(r"[a-z0-9][a-z0-9._+-]{0,39}")
 _KEYS = {"format", "cpu", "mcpu", "description"}
 
 
-class GradingMachineError(ValueError):
+class GradingMachineError(ValueError, TvmCourseError):
     """A grading machine that cannot be named as given; the message says which value and why."""
+
+    exit_code = ExitCode.USAGE_ERROR
 
 
 @dataclass(frozen=True)
