@@ -95,10 +95,10 @@ student-edition: $(STAMP)
 
 # The edition in students' hands: a fresh venv with only its wheel (pip fetches the dependencies,
 # a few minutes) imports the package, runs a lesson, grades a schedule and self-checks a fetched
-# assignment (tests/test_student_edition.py, TVM_COURSE_FRESH_VENV=1); minutes, so not in `make test`.
+# assignment (tests/edition/test_student_edition.py, TVM_COURSE_FRESH_VENV=1); minutes, so not in `make test`.
 student-edition-check: student-edition
 	PATH="$(CURDIR)/$(BIN):$$PATH" TVM_COURSE_FRESH_VENV=1 TVM_COURSE_EDITION="$(abspath $(STUDENT_EDITION))" \
-		$(BIN)/python -m pytest tests/test_student_edition.py
+		$(BIN)/python -m pytest tests/edition/test_student_edition.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

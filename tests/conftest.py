@@ -10,6 +10,7 @@ import tempfile
 
 import pytest
 
+from bundled_course import ASSIGNMENTS, source_notebook
 from device_state import opencl_device
 
 # The CPU each lesson runs for in a test run (autograder.site.executed reads it): lesson 1 for this
@@ -60,6 +61,20 @@ def native_opencl():
     if missing or "oclgrind" in device.lower():
         pytest.skip(f"needs a native OpenCL CPU device (PoCL); a grading here uses {device or 'none'}")
     return device
+
+
+@pytest.fixture(params=ASSIGNMENTS)
+def assignment(request) -> str:
+    """Each of the bundled course's assignments in turn (tests/course and tests/nbgrader_ext)."""
+    return request.param
+
+
+@pytest.fixture
+def notebook(assignment):
+    """The assignment's source notebook, as nbformat reads it."""
+    import nbformat
+
+    return nbformat.read(source_notebook(assignment), as_version=4)
 
 
 @pytest.fixture(scope="session")

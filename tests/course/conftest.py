@@ -1,25 +1,7 @@
-"""Shared fixtures for the course tests: the bundled course and its source notebooks."""
+"""The course tests' names for the bundled course (tests/bundled_course.py; its fixtures,
+`assignment` and `notebook`, are tests/conftest.py's)."""
 from __future__ import annotations
 
-from pathlib import Path
+from bundled_course import ASSIGNMENTS, COURSE, REPO, source_notebook
 
-import nbformat
-import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-COURSE = REPO / "course"
-ASSIGNMENTS = ("tiling", "gpu-tiling")
-
-
-def source_notebook(assignment: str) -> Path:
-    return COURSE / "source" / assignment / f"{assignment}.ipynb"
-
-
-@pytest.fixture(params=ASSIGNMENTS)
-def assignment(request) -> str:
-    return request.param
-
-
-@pytest.fixture
-def notebook(assignment):
-    return nbformat.read(source_notebook(assignment), as_version=4)
+__all__ = ["ASSIGNMENTS", "COURSE", "REPO", "source_notebook"]

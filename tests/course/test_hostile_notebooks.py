@@ -27,7 +27,7 @@ from autograder.course.samples import load_samples, submit
 from autograder.course.scratch_course import copy_course, release_assignment
 
 from .conftest import COURSE
-from .html_page import live_markup
+from html_page import live_markup
 from .test_grading_run import options
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]

@@ -21,7 +21,7 @@ from autograder.course.samples import load_samples, submit
 from autograder.course.scratch_course import copy_course, release_assignment
 
 from .conftest import COURSE
-from .html_page import live_markup
+from html_page import live_markup
 from .test_refused_feedback import PARTS, page, release_feedback, released_pages
 from .test_term import GRADE_OPTIONS, command
 

@@ -24,7 +24,7 @@ from autograder.course.scratch_course import copy_course, release_assignment
 from autograder.nbgrader_ext.notebook_file import MAX_NOTEBOOK_BYTES
 
 from .conftest import COURSE
-from .html_page import live_markup
+from html_page import live_markup
 from .test_term import GRADE_OPTIONS, command
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]

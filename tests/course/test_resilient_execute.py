@@ -22,7 +22,7 @@ from autograder.course.scratch_course import copy_course, release_assignment
 from autograder.nbgrader_ext.preprocessors import ResilientExecute
 
 from .conftest import COURSE
-from .html_page import live_markup
+from html_page import live_markup
 from .test_grading_run import HOSTILE, TEST_SETTINGS, cells, hostile_cell, pwned_marker
 
 pytestmark = pytest.mark.slow

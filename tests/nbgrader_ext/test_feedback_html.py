@@ -5,7 +5,7 @@ SanitizeFeedback, all from course/nbgrader_config.py) renders notebooks built he
 what a student can put in one: Markdown with markup in a written answer and in a cell of
 their own, outputs their code printed (where the course runs notebooks), tags and ids. The
 page is parsed and compared with the page of the same notebook without any of it
-(tests/course/html_page.py). The grading run's own feedback is checked in test_hostile_notebooks.py.
+(tests/html_page.py). The grading run's own feedback is checked in test_hostile_notebooks.py.
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from autograder.course.course_dir import load_course_config
 from autograder.nbgrader_ext.feedback import GetGradesWithPending
 from autograder.nbgrader_ext.feedback_html import SanitizeFeedback, clean_html
 
-from .conftest import COURSE
-from .html_page import live_markup
+from bundled_course import COURSE
+from html_page import live_markup
 
 MARKUP = "\n\n".join([
     "My **answer**, with a [link](https://example.org) and `code`.",

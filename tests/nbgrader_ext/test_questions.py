@@ -16,7 +16,7 @@ from autograder.nbgrader_ext.plan import load_plan
 from autograder.nbgrader_ext.questions import QUESTION_SETS, AnswerKeyError, answer_key, get_question_set, keyed_for, mark_answers
 from autograder.problems.variants import JOURNAL, VARIANTS, Variant
 
-from .conftest import source_notebook
+from bundled_course import source_notebook
 
 RIGHT = {"TILES_PER_CHANNEL": 196, "TILE_BYTES": 1024, "WHOLE_BYTES": 3211264, "HALO_PIXELS": 324}
 GPU_RIGHT = {"THREADS_PER_BLOCK": 256, "BLOCKS": 784, "SHARED_BYTES": 3888}

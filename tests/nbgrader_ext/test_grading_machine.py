@@ -15,7 +15,7 @@ from autograder.nbgrader_ext.grading_machine import (
 from autograder.problems import get_problem
 from autograder.problems.variants import VARIANTS
 
-from .conftest import COURSE
+from bundled_course import COURSE
 
 CPU_PROBLEM = get_problem("tile-fused-conv")
 

@@ -24,7 +24,7 @@ from autograder.nbgrader_ext.normalise import (
 from autograder.nbgrader_ext.notebook_file import NotANotebook
 from autograder.nbgrader_ext.plan import METADATA_KEY
 
-from .conftest import COURSE, source_notebook
+from bundled_course import COURSE, source_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 

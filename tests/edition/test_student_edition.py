@@ -32,7 +32,7 @@ from autograder.quiz.loading import is_released_data
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COURSE = ROOT / "course"
 SITE_TESTS = ROOT / "tests" / "site"  # where the tiny test course's writer lives
 WHEEL_URL = "https://example.org/tvm-course/tvm_course-0.1.0-py3-none-any.whl"

@@ -15,7 +15,7 @@ from autograder.nbgrader_ext.credit import score_part
 from autograder.nbgrader_ext.plan import METADATA_KEY
 from autograder.nbgrader_ext.steady import Earlier, keep_band
 
-from .conftest import COURSE
+from bundled_course import COURSE
 
 WHERE = {"cpu": "znver4", "machine": "vm (AMD EPYC)"}
 

@@ -7,7 +7,7 @@ import pytest
 
 from autograder.nbgrader_ext.plan import PlanError, load_plan, plan_from_notebook
 
-from .conftest import source_notebook
+from bundled_course import source_notebook
 
 
 def test_each_assignment_plans_a_schedule_and_a_question_set(assignment):

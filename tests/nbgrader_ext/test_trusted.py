@@ -12,7 +12,7 @@ from autograder.nbgrader_ext.plan import plan_from_notebook
 from autograder.nbgrader_ext.trusted import TRUSTED_NOTE, TrustedGrading, answer_sources
 from autograder.problems.variants import Variant
 
-from .conftest import COURSE, source_notebook
+from bundled_course import COURSE, source_notebook
 
 FAST = GraderConfig(timing_rounds=3, min_repeat_ms=5.0, student_timeout_s=3.0)
 

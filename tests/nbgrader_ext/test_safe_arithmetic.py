@@ -109,7 +109,7 @@ def test_an_overflowing_answer_scores_zero_for_its_question_only():
     from autograder.nbgrader_ext.plan import load_plan
     from autograder.nbgrader_ext.questions import mark_answers
 
-    from .conftest import source_notebook
+    from bundled_course import source_notebook
 
     read = read_assignments("TILES_PER_CHANNEL = 196\nTILE_BYTES = 1" + "0" * 400)
     assert read.values == {"TILES_PER_CHANNEL": 196}
@@ -199,7 +199,7 @@ def test_a_right_answer_under_an_if_is_marked_unread_not_wrong():
     from autograder.nbgrader_ext.plan import load_plan
     from autograder.nbgrader_ext.questions import mark_answers
 
-    from .conftest import source_notebook
+    from bundled_course import source_notebook
 
     source = ("TILES_PER_CHANNEL = 0\nTILE_BYTES = 0\nWHOLE_BYTES = 0\nTILES_PER_CHANNEL = 196\n"
               "TILE_BYTES, WHOLE_BYTES = 16 * 16 * 4, 16 * 224 * 224 * 4\nif True:\n    HALO_PIXELS = 18 * 18\n")
