@@ -21,7 +21,7 @@ import numpy as np
 from ..engine.sandbox import make_undumpable, open_channel
 from .space import GRIDS, DenseShape, candidates, inputs, schedule, workload
 from .table import (
-    AUDIT_TOLERANCE, MIN_REPEAT_MS, ROUNDS, Table, audit_rows, drifted, read_cached, table_key, write_cached,
+    AUDIT_DRIFTED, AUDIT_TOLERANCE, MIN_REPEAT_MS, ROUNDS, Table, audit_rows, drifted, read_cached, table_key, write_cached,
 )
 
 PROGRESS_EVERY = 8  # candidates between progress reports
@@ -96,9 +96,9 @@ def main(argv: list[str]) -> None:
             picks = audit_rows(cached.seconds)
             modules = measurer.compile(rows[picks], "audit: compiling")
             moved = drifted(cached.seconds[picks], measurer.time(modules, "audit: timing"))
-            if moved:  # a second opinion: a burst of load can move one timing, not two in a row alike
+            if len(moved) >= AUDIT_DRIFTED:  # a second opinion: a burst of load can move one timing, not two in a row alike
                 moved = sorted(set(moved) & set(drifted(cached.seconds[picks], measurer.time(modules, "audit: timing again"))))
-            if not moved:
+            if len(moved) < AUDIT_DRIFTED:
                 send({"kind": "table", "table": cached.to_json(), "notes": notes})
                 return
             notes.append(f"the cached table had drifted: {len(moved)} of {len(picks)} candidates timed again moved "

@@ -12,7 +12,7 @@ from nbclient import NotebookClient
 
 from autograder.problems.variants import write_table
 
-from tests.course.conftest import source_notebook
+from bundled_course import source_notebook
 
 pytestmark = pytest.mark.slow
 

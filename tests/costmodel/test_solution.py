@@ -11,7 +11,7 @@ import pytest
 from autograder.costmodel import grade, space, table
 from autograder.engine.cpus import UnknownCPU, cpu_target
 
-from tests.course.conftest import source_notebook
+from bundled_course import source_notebook
 
 pytestmark = pytest.mark.slow
 
