@@ -38,3 +38,28 @@ def test_a_student_runs_the_notebook_and_the_self_check_grades_their_cell(tmp_pa
     assert "4.0" in said["ranking"]  # the solution's points, as the class run gives them
     assert "measurements until a schedule within 10%" in said["search"] or "pending" in said["search"]
     assert os.listdir(tmp_path / "tables")  # measured here, kept where it was told
+
+
+def test_the_source_notebook_is_as_nbgrader_needs_it():
+    import re
+
+    from nbgrader.preprocessors import CheckCellMetadata
+
+    from autograder.nbgrader_ext.plan import plan_from_notebook
+
+    notebook = nbformat.read(source_notebook("cost-model"), as_version=4)
+    nbformat.validate(notebook)
+    assert all(c.outputs == [] and c.execution_count is None for c in notebook.cells if c.cell_type == "code")
+    CheckCellMetadata().preprocess(notebook, {})  # raises on missing points, duplicate ids, ...
+    plan = plan_from_notebook(notebook)
+    for cell in notebook.cells:
+        nbgrader = cell.metadata.get("nbgrader", {})
+        if nbgrader.get("grade_id") in plan.answers:
+            assert "### BEGIN SOLUTION" in cell.source and "### END SOLUTION" in cell.source
+        if nbgrader.get("grade_id") in plan.scored:
+            assert nbgrader["locked"] and nbgrader["grade"]
+            assert float(re.search(r"out_of=(\d+)", cell.source).group(1)) == nbgrader["points"]
+    written = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "written")
+    # marked by hand: a markdown answer cell with points, which no plan scores
+    assert written.cell_type == "markdown" and written.metadata.nbgrader["solution"] and written.metadata.nbgrader["points"] == 2
+    assert "written" not in plan.scored and "### BEGIN SOLUTION" in written.source
