@@ -23,7 +23,7 @@ from .grading_run import GradingOptions, grade_assignment
 from .scratch_course import BUNDLED_COURSE, copy_course, release_assignment, release_leaks, submit_samples
 from .summary import format_table
 
-DEMO_ASSIGNMENTS = ("tiling", "gpu-tiling")
+DEMO_ASSIGNMENTS = ("tiling", "gpu-tiling", "cost-model")
 DEMO_PREFIX = "tvm-course-demo-"
 DEMO_CELL_TIMEOUT_S = 15
 DEMO_SETTINGS = {"student_timeout_s": 5.0, "timing_rounds": 7}
