@@ -38,8 +38,9 @@ AUDIT_ROWS = 6  # candidates timed again when a cached table is used
 # An audited candidate whose time moved by more than this factor against the others' (the
 # median ratio: a machine that is uniformly faster or slower today changes no ranking). One
 # candidate's code can run up to about 1.25x faster or slower in one process than in another (where
-# it lands in memory: ../shared/tvm-notes.md, seen again here at 1.3x between a table and its
-# audit a minute later), so it takes more than one candidate moving to call a table drifted.
+# it lands in memory: docs/speed.md, "Each round at a placement of its own"; seen again here at
+# 1.3x between a table and its audit a minute later), so it takes more than one candidate moving
+# to call a table drifted.
 AUDIT_TOLERANCE = 1.5
 AUDIT_DRIFTED = 2  # candidates that must move, both times they are timed
 MEASURE_LIMIT_S = 1800.0  # the child's own time for a whole table (about 1 min of it on a quiet core)

@@ -34,7 +34,6 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import socket
 import sys
 import tempfile
 import time
@@ -615,19 +614,22 @@ def _default_cuda_arch() -> str:
 
 def _check_tracker(tracker: str, key: str | None) -> None:
     """The tracker answers and knows the key: better said once here than once per submission."""
-    host, _, port = tracker.rpartition(":")
-    if not host or not port.isdigit():
-        raise CourseError(f"--rpc wants HOST:PORT, got {tracker!r}")
+    from ..engine.runners import check_tracker_reachable, parse_tracker
+
+    try:
+        host, port = parse_tracker(tracker)
+    except ValueError as error:
+        raise CourseError(f"--rpc: {error}") from None
     if not key:
         raise CourseError("--rpc needs --key: the device key to request from the tracker")
     try:  # TVM itself retries an unreachable tracker for a minute
-        socket.create_connection((host, int(port)), timeout=5).close()
-    except OSError as error:
-        raise CourseError(f"cannot reach the RPC tracker at {tracker}: {error}") from None
+        check_tracker_reachable(tracker)
+    except ConnectionError as error:
+        raise CourseError(str(error)) from None
     from tvm import rpc
 
     try:
-        summary = rpc.connect_tracker(host, int(port)).summary()
+        summary = rpc.connect_tracker(host, port).summary()
     except Exception as error:
         raise CourseError(f"cannot reach the RPC tracker at {tracker}: {str(error).strip().splitlines()[-1]}") from None
     if key not in summary.get("queue_info", {}):

@@ -1,4 +1,4 @@
-"""Grade one submission: the data flow of design.md, end to end.
+"""Grade one submission, end to end (docs/architecture.md, "One grading"):
 
     source ─► syntax check (here)
           ─► student child, confined: schedule(sch) ─► its trace, over a bounded private channel
@@ -276,6 +276,12 @@ class _Grading:
         """student_runner's arguments: the problem, its shape, the memory limit and the nice value."""
         return [self.problem.name, self.problem.shape.to_spec(), str(self.config.student_memory_mb), str(self.config.background_nice)]
 
+    def _wait_for_student(self, child: Child) -> ChildOutcome:
+        """A student_runner child's end, under the student's limits: its time from when the student's
+        code starts, its memory above the interpreter's own."""
+        return child.wait(self.config.student_timeout_s, memory_mb=self.config.student_memory_mb + BASE_RSS_MB,
+                          clock_starts_at="student", startup_s=STARTUP_LIMIT_S)
+
     def run_student(self, source: str):
         """The trace and printed output of the student's code, or a Result saying what went wrong."""
         child = self.start_child(
@@ -286,12 +292,7 @@ class _Grading:
             untrusted=True,
             files={"submission.py": source},
         )
-        outcome = child.wait(
-            self.config.student_timeout_s,
-            memory_mb=self.config.student_memory_mb + BASE_RSS_MB,
-            clock_starts_at="student",
-            startup_s=STARTUP_LIMIT_S,
-        )
+        outcome = self._wait_for_student(child)
         self.timings["student"] = outcome.wall_s
         output = outcome.output_tail
         # Everything on the channel came from a process running the student's code: trust no field.
@@ -350,9 +351,7 @@ class _Grading:
             env={"TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}, untrusted=True,
             files={"submission.py": f"import {module}\n\ndef schedule(sch):\n    pass\n"},
         )
-        outcome = child.wait(self.config.student_timeout_s, memory_mb=self.config.student_memory_mb + BASE_RSS_MB,
-                             clock_starts_at="student", startup_s=STARTUP_LIMIT_S)
-        return outcome.last("trace") is None
+        return self._wait_for_student(child).last("trace") is None
 
     def interpret_evaluation(self, outcome: ChildOutcome, output: str) -> Result:
         report = outcome.last("result")
