@@ -37,10 +37,11 @@ demo: $(STAMP)
 # or need a timing no other test shares a core with: they run afterwards, with nothing beside them.
 TEST_WORKERS ?= 3
 PYTEST_PARALLEL := $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
-# The linter first (a second or two; its rules are pyproject.toml's [tool.ruff]): a dirty tree fails
-# `make test` before any test runs.
+# The linter and the type checker first (ruff, then mypy on the engine and the class run: pyproject.toml's
+# [tool.ruff] and [tool.mypy]): what they find fails `make test` before any test runs.
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	status=0; \
 	$(BIN)/python -m pytest --ignore=tests/hub -m "not alone" $(PYTEST_PARALLEL) || status=$$?; \
 	$(BIN)/python -m pytest --ignore=tests/hub -m alone || status=$$?; \

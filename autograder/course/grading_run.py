@@ -160,7 +160,8 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
     checked = check(course, options)
     csv_path = options.csv_path or course.root / f"{options.assignment}-grades.csv"
     grading_marker.start(course.root, options.assignment)  # removed once the run ends with its CSV written
-    mark_stale(csv_path, f"a grading run started {grading_marker.read(course.root, options.assignment).started} and has not "
+    marker = grading_marker.read(course.root, options.assignment)
+    mark_stale(csv_path, f"a grading run started {marker.started if marker else 'just now'} and has not "
                f"finished: grades may be missing or out of date; run `tvm-course grade {options.assignment}` again if it was stopped")
     found = find(course, options)
     decided = decide(course, options, found, checked)
@@ -211,7 +212,7 @@ class Decided:
 class Graded:
     """What grading left besides the gradebook's rows and the graded copies."""
 
-    fingerprints: dict[str, str] = field(default_factory=dict)  # student -> the submission's files before its grading
+    fingerprints: dict[str, dict[str, str]] = field(default_factory=dict)  # student -> the submission's files before its grading
     failures: dict[str, str] = field(default_factory=dict)  # student -> why its grading failed
     retried: dict[str, str] = field(default_factory=dict)  # student -> why it was graded more than once
     machines: dict[str, str] = field(default_factory=dict)  # student -> the machine that graded it (cluster)
@@ -374,7 +375,7 @@ class Merging:
     assignment: str
     scratch: Path  # each job's copy of the gradebook, STUDENT.db
     submissions: dict[str, Submission]  # student -> what is graded
-    digests: dict[str, str]  # student -> what is graded, as submissions.record_graded records it
+    digests: dict[str, dict[str, str]]  # student -> what is graded, as submissions.record_graded records it
     progress: _Progress
     graded: Graded
     merged: set[str] = field(default_factory=set)  # merged into the course's gradebook in this round
@@ -470,6 +471,9 @@ def _grade_on_cluster(course: Course, options: GradingOptions, these: list[Submi
                       merging: Merging) -> None:
     """Grade `these` on the Dask cluster; each reply comes back through Merging.deliver."""
     from . import cluster
+
+    if options.scheduler is None:  # called only where one is named
+        raise CourseError("no Dask scheduler was named (--scheduler)")
 
     coursedir = course.coursedir
     seed = cluster.seed_gradebook(sqlite_path(coursedir.db_url), merging.scratch / "seed.db", coursedir.course_id)

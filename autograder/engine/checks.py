@@ -107,7 +107,7 @@ def allocations(func, target) -> dict[str, Allocation]:
     from tvm import s_tir, tirx
 
     compacted = compacted_module(func, target)
-    shapes = {}
+    shapes: dict[str, object] = {}
     for block in blocks(compacted["main"]):
         for buffer in block.alloc_buffers:
             shapes.setdefault(buffer.name, buffer)
@@ -186,7 +186,9 @@ def check_fusion(original, scheduled, target, budget_bytes: int) -> CheckOutcome
     # What is not an intermediate of the fused chain: the parameters and the padding the workload
     # allocates itself (pad_temp), which fusion does not ask to shrink.
     exempt = {p.name for p in original.params} | {name for name in full if name not in watched.values()}
-    parts, too_big, gone = [], [], []
+    parts: list[str] = []
+    too_big: list[tuple[str, str, int]] = []
+    gone: list[str] = []
     for block, buffer in watched.items():
         fate = _fate_of_block(original, scheduled, block)
         copies = [allocated[name] for name in allocated if _derived_from(name, buffer)]

@@ -16,6 +16,7 @@ import shutil
 import sys
 import time
 import traceback
+from typing import Any
 
 import numpy as np
 
@@ -93,11 +94,13 @@ def yardstick_module(problem: Problem, target):
 class Evaluation:
     """Everything the evaluator does with one trace; `runner` runs compiled code (None: over RPC)."""
 
-    def __init__(self, problem: Problem, config: GraderConfig, timer: Timer, runner: LocalRunner | None):
+    def __init__(self, problem: Problem, config: GraderConfig, timer: Timer, runner: LocalRunner | OpenCLRunner | None):
         import tvm
 
         self.tvm = tvm
-        self.problem, self.config, self.timer, self.runner = problem, config, timer, runner
+        self.problem, self.config, self.timer = problem, config, timer
+        # CUDA libraries are not run here: with an OpenCL runner the kernels run on OpenCL.
+        self.runner: LocalRunner | None = None if isinstance(runner, OpenCLRunner) else runner
         self.func = problem.workload()
         self.target = host_target(problem, config)
         # The grader's own libraries: compiled here for a remote device, taken from the cache
@@ -112,18 +115,24 @@ class Evaluation:
         self.opencl: OpenCLRunner | None = runner if isinstance(runner, OpenCLRunner) else None
         self.opencl_yardstick = None
         if self.opencl is not None:
-            self.runner = None  # CUDA libraries are not run here: the kernels run on OpenCL
             from . import opencl
 
             self.opencl_yardstick = opencl.build_program(yardstick_module(problem, self.target), self.target.host)
             self.opencl.build_yardstick(self.opencl_yardstick)  # built there while the student's code runs
-        elif runner is None:
+        elif self.runner is None:
             self.baseline, self.yardstick = builders["baseline"](), builders["yardstick"]()
         else:
             for name, build in builders.items():
                 cached = library_cache.library(f"{problem.name}@{problem.shape.to_spec()}", self.target, name, build)
-                runner.put(name, build() if cached is None else cached)
-        self.deadline = None
+                self.runner.put(name, build() if cached is None else cached)
+        self.deadline = 0.0  # set when the trace arrives (evaluate)
+
+    def seed(self) -> int:
+        """The grading's seed: the inputs and the rounds' placements are drawn from it (the parent
+        always sets one: pipeline.grade_source)."""
+        if self.config.seed is None:
+            raise InfrastructureError("the grading came without a seed")
+        return self.config.seed
 
     def remaining_s(self) -> float:
         """Time left before the grader's own limit, less a margin to report in."""
@@ -234,9 +243,12 @@ class Evaluation:
         program, yardstick = started
         report["messages"].append(opencl.describe(program, yardstick, math.prod(self.problem.shape.output_shape), self._gpu_arch()))
         self.timer.stage("opencl")
+        runner = self.opencl
+        if runner is None:  # _start_opencl made one
+            raise InfrastructureError("the OpenCL runner was not started")
         try:
-            device = self.opencl.device(self.remaining_s())
-            runs = self.opencl.results(self.remaining_s())
+            device = runner.device(self.remaining_s())
+            runs = runner.results(self.remaining_s())
         except opencl.BuildFailed as error:
             return {**report, "outcome": "needs-gpu",
                     "message": f"no GPU here, and the OpenCL device could not build the kernels TVM generated for your schedule "
@@ -244,7 +256,7 @@ class Evaluation:
         control = self._judge(runs["yardstick"])
         if not control["passed"]:
             raise InfrastructureError(f"{device} computes the yardstick wrongly, so it cannot judge yours: {control['message']}")
-        report["messages"].append(f"ran on {device}, confined: {self.opencl.confinement()}")
+        report["messages"].append(f"ran on {device}, confined: {runner.confinement()}")
         correctness = self._judge(runs["candidate"])
         if correctness["passed"]:
             backwards = self._judge(runs["candidate-reversed"])
@@ -265,14 +277,17 @@ class Evaluation:
 
     def _run_here(self, candidate) -> dict:
         self.timer.stage("run")
-        self.runner.put("candidate", candidate)
-        correctness = self._judge(self.runner.run(self.remaining_s()))
-        measured = {"correctness": correctness}
+        runner = self.runner
+        if runner is None:  # only a grading over RPC has none, and it runs remotely
+            raise InfrastructureError("no runner on this machine")
+        runner.put("candidate", candidate)
+        correctness = self._judge(runner.run(self.remaining_s()))
+        measured: dict[str, Any] = {"correctness": correctness}
         if correctness["passed"] and self.config.measure_speed:
             self.timer.stage("time")
             # Where each round runs (placement.py): drawn here, from the grading's seed, not by the runner.
-            steps = placement.draw(self.config.seed, band_rule_bounds(self.config)[1], placement.stack_offsets())
-            measured["samples"] = self.runner.time(self.remaining_s(), self.peak_lanes, steps)
+            steps = placement.draw(self.seed(), band_rule_bounds(self.config)[1], placement.stack_offsets())
+            measured["samples"] = runner.time(self.remaining_s(), self.peak_lanes, steps)
             measured["stack_steps"] = steps
         return measured
 
@@ -287,7 +302,7 @@ class Evaluation:
                        "candidate": session.load(candidate)}
         except Exception as error:
             raise InfrastructureError(f"the RPC device could not be reached or loaded: {_last_line(error)}") from error
-        inputs = random_inputs(self.problem.shape, self.config.seed)
+        inputs = random_inputs(self.problem.shape, self.seed())
         try:
             self.timer.stage("run")
             for name in ("baseline", "yardstick"):  # the grader's own: a failure here is the device's
@@ -333,7 +348,7 @@ class Evaluation:
         from ..problems.workload import reference
 
         shape = self.problem.shape
-        inputs = random_inputs(shape, self.config.seed)
+        inputs = random_inputs(shape, self.seed())
         output, *after = arrays
         for name, arg in zip(INPUT_NAMES, after):
             if not np.array_equal(arg, inputs[name], equal_nan=True):
@@ -421,6 +436,7 @@ def main(argv: list[str]) -> None:
         send({"kind": "usage", "message": str(error)})
         return
     # Forked before this process compiles anything, starts threads or opens a GPU.
+    runner: LocalRunner | OpenCLRunner | None
     if config.rpc_tracker:
         runner = None
     elif problem.target == "cuda" and not gpu_device_nodes():
@@ -455,7 +471,8 @@ def main(argv: list[str]) -> None:
         # Before any trace: our bug or TVM's, not the student's. Say so, with the traceback.
         send({"kind": "internal", "message": traceback.format_exc(limit=8)})
     finally:
-        started = {id(r): r for r in (runner, evaluation and evaluation.opencl) if r is not None}
+        late = evaluation.opencl if evaluation is not None else None
+        started = {id(r): r for r in (runner, late) if r is not None}
         for child in started.values():  # an OpenCL runner may have been started late, for a GPU that failed
             child.close()
 

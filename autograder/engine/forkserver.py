@@ -128,7 +128,8 @@ def _spawn(request: dict, fds: list[int]) -> int:
     try:  # the child: never returns
         die_with_parent()
         os.setsid()  # a group of its own, which the client kills whole
-        enter_fork(*fds, cwd, env)  # closes the server's socket and the received copies too
+        stdin, output, channel = fds
+        enter_fork(stdin, output, channel, cwd, env)  # closes the server's socket and the received copies too
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         sys.argv = [module, str(CHANNEL_FD), *argv]
@@ -308,9 +309,9 @@ class ServedProcess(_ForkedProcess):
         return self.returncode
 
     def wait(self) -> int:
-        while self.poll() is None:
+        while (returncode := self.poll()) is None:
             time.sleep(0.005)
-        return self.returncode
+        return returncode
 
     def kill_group(self) -> None:
         if self.returncode is None:
@@ -342,13 +343,14 @@ class ServedChild(Child):
         return process
 
     def kill(self) -> None:
-        if self.proc is None:
+        if not isinstance(self.proc, ServedProcess):  # not started
             return
         self.proc.kill_group()
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
+        if self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
 
 
 # ------------------------------------------------------------------------------- one per process

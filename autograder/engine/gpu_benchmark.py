@@ -23,7 +23,7 @@ import math
 import shutil
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..problems import get_problem
 from ..problems.variants import JOURNAL, VARIANTS, Variant
@@ -118,7 +118,7 @@ def export(directory: str | Path, schedules: dict[str, Callable] | None = None, 
         raise ExportError(f"the schedules must include the yardstick, named {YARDSTICK!r}: speed is measured against it")
     problem = get_problem(PROBLEM).with_shape(variant.shape)
     directory.mkdir(parents=True, exist_ok=True)
-    plan = {
+    plan: dict[str, Any] = {
         "format": PLAN_FORMAT, "problem": PROBLEM, "seed": seed,
         "shape": {"input": list(problem.shape.input_shape), "weight": list(problem.shape.weight_shape),
                   "bias": list(problem.shape.bias_shape), "output": list(problem.shape.output_shape),

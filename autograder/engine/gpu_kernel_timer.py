@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         per_call = max(program.time_ms(3), 1e-4)
         calls[name] = max(1, math.ceil(args.sample_ms / per_call))
     names = list(programs)
-    times = {name: [] for name in names}
+    times: dict[str, list[float]] = {name: [] for name in names}
     for round_index in range(args.rounds):
         shift = round_index % len(names)
         for name in names[shift:] + names[:shift]:

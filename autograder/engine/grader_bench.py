@@ -17,6 +17,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 
 from . import placement
 from .bench import Stats
@@ -53,10 +54,10 @@ def run(problem: str, source: str, runs: int, config: GraderConfig, out=print, v
         started = time.perf_counter()
         result = (grade_in_fresh_process if fresh_processes else grade_source)(problem, source, config, variant=variant)
         results.append(result)
-        spread = result.yardstick_spread or {}
+        round_spread = result.yardstick_spread or {}
         out(f"  grading {index + 1:2d}/{runs}: {result.status:9s} score {result.score:.2f}  "
             f"speedup {_fmt(result.speedup)}  vs yardstick {_fmt(result.yardstick_speedup)}"
-            f" (cv {spread.get('cv', float('nan')):.1%})  {time.perf_counter() - started:5.2f} s")
+            f" (cv {round_spread.get('cv', float('nan')):.1%})  {time.perf_counter() - started:5.2f} s")
         by_alignment = placement_medians(result)
         if by_alignment:
             out("      by stack alignment (address mod 64, bytes: median ratio, rounds): "
@@ -69,7 +70,7 @@ def run(problem: str, source: str, runs: int, config: GraderConfig, out=print, v
         values = [r.timings[stage] for r in results if stage in r.timings]
         out(f"  {stage:22s} {statistics.median(values):6.3f} [{min(values):.3f}-{max(values):.3f}]")
     total = Stats.of([r.timings["total"] for r in results])
-    summary = {"total_median_s": total.median, "statuses": sorted({r.status for r in results}),
+    summary: dict[str, Any] = {"total_median_s": total.median, "statuses": sorted({r.status for r in results}),
                "scores": sorted({r.score for r in results})}
     speedups = [r.speedup for r in results if r.speedup is not None]
     if speedups:
@@ -113,7 +114,7 @@ def placement_medians(result: Result) -> dict[int, tuple[float, int]]:
     (median ratio, rounds). Empty where the rounds were not placed, or this interpreter cannot
     say how far each step moves its stack."""
     offsets = placement.stack_offsets()
-    rounds = (result.yardstick_spread or {}).get("placements") or []
+    rounds: list[dict] = (result.yardstick_spread or {}).get("placements") or []
     if not offsets or not rounds:
         return {}
     grouped: dict[int, list[float]] = {}

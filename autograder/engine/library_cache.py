@@ -14,7 +14,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 CACHE_ENV = "TVM_COURSE_CACHE"
 FORMAT = "grader-libraries/v1"
@@ -40,7 +40,7 @@ def key(problem: str, target) -> str:
     return digest.hexdigest()[:24]
 
 
-def library(problem: str, target, name: str, build: Callable[[], object]) -> Path | None:
+def library(problem: str, target, name: str, build: Callable[[], Any]) -> Path | None:
     """The cached NAME.so for this problem and target, built by `build()` (an Executable) on a
     miss; None where the cache cannot be written (the caller then builds it itself)."""
     folder = cache_root() / key(problem, target)

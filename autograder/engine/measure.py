@@ -155,7 +155,7 @@ def check_timings(message: dict | None, config, peak: bool = False) -> dict[str,
     )
     if not plausible:
         raise RunnerFailed("the process timing your schedule sent timings that are not plausible measurements", "error")
-    return samples
+    return {name: values for name, values in samples.items() if isinstance(values, list)}  # every one, as just checked
 
 
 def gpu_device_nodes() -> tuple[str, ...]:
@@ -181,13 +181,13 @@ def await_stage(child, stage: str, deadline_s: float, doing: str, infrastructure
         raise RunnerFailed(f"your compiled schedule did not {doing} within {deadline_s:.0f} s", "timeout")
     if outcome.signal_name:
         raise RunnerFailed(f"your compiled schedule crashed ({outcome.signal_name}) when asked to {doing}")
-    tail = outcome.output_tail.strip().splitlines()[-1:] or [f"exit code {outcome.returncode}"]
-    raise RunnerFailed(f"your compiled schedule failed when asked to {doing}: {tail[0][:300]}")
+    last_line = (outcome.output_tail.strip().splitlines() or [f"exit code {outcome.returncode}"])[-1]
+    raise RunnerFailed(f"your compiled schedule failed when asked to {doing}: {last_line[:300]}")
 
 
 def confinement_reported(child) -> str:
     """What a runner applied before it ran anything compiled, as it reported then."""
-    ready = next((m for m in child.messages if m.get("stage") == "ready"), {})
+    ready: dict = next((m for m in child.messages if m.get("stage") == "ready"), {})
     applied = ready.get("confinement")
     return "; ".join(a for a in applied if isinstance(a, str)) if isinstance(applied, list) else "(not reported)"
 

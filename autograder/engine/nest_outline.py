@@ -50,7 +50,8 @@ def default_factors(trace: list) -> list:
     instructions, decisions = trace
     decided = {index: value for index, value in decisions}
     sampled: dict[str, int] = {}  # a sampled tiling's variable -> the factor decided for it
-    rewritten, renumbered = [], {}
+    rewritten: list = []
+    renumbered: dict[int, int] = {}
     for index, (kind, inputs, attrs, outputs) in enumerate(instructions):
         decision = decided.get(index)
         if kind in SAMPLED_TILINGS and isinstance(decision, list) and len(decision) == len(outputs):

@@ -21,6 +21,7 @@ import math
 import os
 import time
 from dataclasses import asdict, dataclass
+from typing import Any, Callable
 
 from .opencl_runner import RUNS  # the result file's order, shared with the runner (which has no TVM)
 from ..errors import TvmCourseError
@@ -290,9 +291,10 @@ def _launch(call, env: dict, buffer_named) -> Launch:
         raise NotRunnable(f"launch of {name} uses {', '.join(unknown)}")
     sizes = [_evaluate(a, env) for a in args[len(args) - len(tags):]]
     extent = dict(zip(tags, sizes))
-    groups = tuple(int(extent.get(f"blockIdx.{d}", 1)) for d in "xyz")
-    local = tuple(int(extent.get(f"threadIdx.{d}", 1)) for d in "xyz")
-    passed = []
+    groups_x, groups_y, groups_z = (int(extent.get(f"blockIdx.{d}", 1)) for d in "xyz")
+    local_x, local_y, local_z = (int(extent.get(f"threadIdx.{d}", 1)) for d in "xyz")
+    groups, local = (groups_x, groups_y, groups_z), (local_x, local_y, local_z)
+    passed: list[tuple] = []
     for arg in args[1: len(args) - len(tags)]:
         buffer = buffer_named(arg)
         if buffer is not None:
@@ -309,7 +311,7 @@ def _dtype(expr) -> str:
     return str(dtype if dtype is not None else getattr(expr, "ty", ""))
 
 
-_BINARY = {
+_BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mul": lambda a, b: a * b,
     "FloorDiv": lambda a, b: a // b, "FloorMod": lambda a, b: a % b,
     # C's truncating division: the host code's Div and Mod of non-negative sizes alike
@@ -464,7 +466,7 @@ def occupancy(stats: KernelStats, arch: str) -> tuple[float, str] | None:
     limits = {"threads": max_threads // (warps * 32), "blocks per SM": max_blocks}
     if stats.shared_bytes:
         limits["shared memory"] = shared // (stats.shared_bytes + reserved)
-    limiter = min(limits, key=limits.get)
+    limiter = min(limits, key=lambda name: limits[name])
     blocks = limits[limiter]
     return min(1.0, blocks * warps * 32 / max_threads), limiter
 
@@ -565,7 +567,7 @@ class OpenCLRunner:
         # The yardstick runs after the candidate is built: time the candidate's build spent is
         # not the device's to answer for (a kernel made to build slowly would otherwise pass its
         # own timeout off as the grader's).
-        if not self.child.wait_for_stage("yardstick-ran", left()) and self.child.proc.poll() is None:
+        if not self.child.wait_for_stage("yardstick-ran", left()) and self.child.process.poll() is None:
             self._blame_a_slow_build("run the yardstick's kernels")
         await_stage(self.child, "yardstick-ran", left(), "run the yardstick's kernels", infrastructure=True)
         reached = self.child.stages_reached
@@ -583,7 +585,7 @@ class OpenCLRunner:
         decided from what the trusted side timed, never from what the candidate did."""
         from .measure import InfrastructureError, await_stage
 
-        if not self.child.wait_for_stage(stage, left()) and self.child.proc.poll() is None:
+        if not self.child.wait_for_stage(stage, left()) and self.child.process.poll() is None:
             ran_s = time.monotonic() - self.child.stages_reached[after]
             self._blame_a_slow_build(doing)
             if ran_s < CONTROL_FACTOR * control_s:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 from .opencl_device import DEVICES_ENV, NoWorkingDevice, choose, describe
 
@@ -119,7 +120,8 @@ def main(argv: list[str]) -> None:
 
     shape = ConvShape.from_spec(request["shape"])
     inputs = random_inputs(shape, int(request["seed"]))
-    plans, built = {}, {}
+    plans: dict[str, dict] = {}
+    built: dict[str, Any] = {}  # pyopencl's programs
     for step, runs in enumerate((RUNS[:1], RUNS[1:])):
         if step:
             sys.stdin.readline()  # the candidate's program is in place
@@ -135,13 +137,13 @@ def main(argv: list[str]) -> None:
                 send({"kind": "build-failed", "program": name, "log": _last_lines(error)})
                 return
             send({"kind": "stage", "stage": f"{run}-built"})
-    runs = {run: _Run(cl, np, context, queue, built[run], plans[run.split("-")[0]], inputs) for run in RUNS}
+    prepared = {run: _Run(cl, np, context, queue, built[run], plans[run.split("-")[0]], inputs) for run in RUNS}
     limit_memory(2048)
     confinement = entered + confine(policy)
     send({"kind": "stage", "stage": "ready", "confinement": confinement})
     with open(RESULT_FILE, "r+b") as results:  # neither created nor truncated: written in place
         for run in RUNS:
-            for array in runs[run].run():
+            for array in prepared[run].run():
                 results.write(np.ascontiguousarray(array, dtype=np.float32).tobytes())
             results.flush()
             send({"kind": "stage", "stage": f"{run}-ran"})

@@ -40,7 +40,7 @@ def kernel(width: int):
     size = ACCUMULATORS * width
 
     @T.prim_func(s_tir=True)
-    def fma_peak(x: T.Buffer((size,), "float32"), out: T.Buffer((size,), "float32")):
+    def fma_peak(x: T.Buffer((size,), "float32"), out: T.Buffer((size,), "float32")):  # type: ignore[valid-type]  # TVMScript's
         T.func_attr({"global_symbol": "main", "tirx.noalias": True})
         acc = T.sblock_alloc_buffer((ACCUMULATORS, width), "float32", scope="local")
         for i, lane in T.grid(ACCUMULATORS, width):

@@ -131,7 +131,7 @@ def _grading_scratch() -> str:
 
 def sweep_scratch() -> list[str]:
     """Remove the scratch folders of graders that are gone (this user's only). Returns them."""
-    removed = []
+    removed: list[str] = []
     base = tempfile.gettempdir()
     try:
         entries = os.listdir(base)
@@ -314,7 +314,7 @@ class _Grading:
             return self.result("error", f"your code imports {missing!r}, which cannot be imported inside the grading "
                                "sandbox (it is installed, but needs what the sandbox does not give: other files, a "
                                "network, a display, other processes); a schedule needs only tvm and numpy:\n"
-                               f"{_untrusted_text(message.get('message'))}", student_output=output)
+                               f"{_untrusted_text((message or {}).get('message'))}", student_output=output)
         if outcome.starved:
             return self.result("error", _starved("your code", outcome), student_output=output, grader_fault=True)
         if outcome.timed_out:
@@ -410,7 +410,7 @@ class _Grading:
         gflops = report.get("gflops", {})
         if speed and against:
             checks.append(Check("speed", fraction > 0, speed_message(problem, against, speed, fraction, gflops)))
-            if speedup > problem.implausible_speedup:
+            if speed["median"] > problem.implausible_speedup:
                 review = True
                 messages.append(f"a {speedup:.0f}x speedup is implausible for this problem: flagged for an instructor to look at")
         return self.result(

@@ -86,7 +86,10 @@ class StackShifter:
         def callback(*_unused) -> int:
             # ctypes prints and drops an exception raised in a callback: keep it to raise outside.
             try:
-                self._outcome = (True, self._pending())
+                pending = self._pending
+                if pending is None:
+                    raise RuntimeError("the stack-placed callback ran with nothing to call")
+                self._outcome = (True, pending())
             except BaseException as error:  # noqa: BLE001 (re-raised by `call`)
                 self._outcome = (False, error)
             return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 import html
 import json
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from .untrusted_text import visible
 
@@ -32,7 +33,7 @@ class Result:
     speedup_spread: dict[str, float] | None = None
     # Speed relative to the problem's yardstick, timed in the same rounds: what speed credit is for.
     yardstick_speedup: float | None = None
-    yardstick_spread: dict[str, float] | None = None
+    yardstick_spread: dict[str, Any] | None = None  # cv, ...; and the rounds' placements (a list)
     gflops: float | None = None  # the candidate's, from the problem's FLOP count and its median time
     peak_gflops: float | None = None  # this core's FMA peak, measured in the same run (CPU only)
     timings: dict[str, float] = field(default_factory=dict)  # seconds per grading stage

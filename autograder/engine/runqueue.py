@@ -27,7 +27,7 @@ _NS = 1e-9
 
 def _task_times(pid: int) -> dict[int, tuple[int, int]]:
     """Every thread of `pid`: tid -> (ns on a CPU, ns runnable but waiting). Empty when it is gone."""
-    times = {}
+    times: dict[int, tuple[int, int]] = {}
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import psutil
@@ -189,6 +190,13 @@ class Child:
         self.started = 0.0
         self._closed = False
 
+    @property
+    def process(self) -> subprocess.Popen:
+        """The started child's process (a fork's stands in for a Popen: _ForkedProcess)."""
+        if self.proc is None:
+            raise RuntimeError("the child was not started")
+        return self.proc
+
     def start(self) -> "Child":
         hand_over(self.workdir, self.identity)
         read_fd, write_fd = os.pipe()
@@ -224,8 +232,10 @@ class Child:
     def send_line(self, text: str) -> None:
         try:
             hand_over(self.workdir, self.identity)  # what the grader put there since (libraries, programs)
-            self.proc.stdin.write((text + "\n").encode())
-            self.proc.stdin.flush()
+            stdin = self.process.stdin
+            if stdin is not None:
+                stdin.write((text + "\n").encode())
+                stdin.flush()
         except (BrokenPipeError, OSError, ValueError):  # ValueError: stdin already closed
             pass
 
@@ -257,11 +267,11 @@ class Child:
         limit_s = startup_s if clock_starts_at else timeout_s
         clock_started = clock_starts_at is None
         try:
-            process = psutil.Process(self.proc.pid)
+            process = psutil.Process(self.process.pid)
         except psutil.Error:
             process = None
         try:
-            while self.proc.poll() is None:
+            while self.process.poll() is None:
                 if self.channel_overflow:
                     break
                 procs = _tree(process)
@@ -285,7 +295,7 @@ class Child:
             raise
         outcome.cpu_s, outcome.runqueue_wait_s = clock.cpu_s, clock.wait_s
         self.close()
-        outcome.returncode = self.proc.returncode
+        outcome.returncode = self.process.returncode
         outcome.wall_s = time.monotonic() - self.started
         outcome.messages = [] if self.channel_overflow else list(self.messages)
         outcome.output_tail = self.output.text()
@@ -300,7 +310,7 @@ class Child:
         """True once `arrived()` is; False if the child ended or `timeout_s` passed first."""
         deadline = time.monotonic() + timeout_s
         while not arrived():
-            if self.proc.poll() is not None:
+            if self.process.poll() is not None:
                 # What the child wrote before it ended may still be in the pipe, its reader not yet
                 # scheduled (a loaded machine): read to the channel's end before saying it never came.
                 self._drain_channel()
@@ -342,9 +352,9 @@ class Child:
                 os.kill(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        for stream in (self.proc.stdin,):
+        if self.proc.stdin is not None:
             try:
-                stream.close()
+                self.proc.stdin.close()
             except OSError:
                 pass
 
@@ -404,10 +414,11 @@ class ForkedChild(Child):
             os.kill(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
+        if self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
 
     def _launch(self, channel_fd: int):
         stdin_r, stdin_w = os.pipe()
@@ -471,7 +482,7 @@ def enter_fork(stdin: int, output: int, channel: int, cwd: str, env: dict[str, s
     return CHANNEL_FD
 
 
-def interpreter_env(env: dict[str, str]) -> dict[str, str]:
+def interpreter_env(env: Mapping[str, str]) -> dict[str, str]:
     """What a new interpreter running the grader needs on top of `env`: the package on its
     path, and no bytecode written anywhere."""
     return {"PYTHONPATH": os.pathsep.join(filter(None, [_package_root(), env.get("PYTHONPATH")])),

@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import traceback
+from typing import NoReturn
 
 SUBMISSION = "submission.py"
 
@@ -60,7 +61,7 @@ def schedule_error_text(error: BaseException) -> str:
     return f"{primitive.group(1)}: {detail}" if primitive else detail
 
 
-def _leave() -> None:
+def _leave() -> NoReturn:
     """Flush what the student's code printed (the parent keeps its tail), then exit at once:
     threads the student started must not keep the grader waiting."""
     for stream in (sys.stdout, sys.stderr):

@@ -86,7 +86,8 @@ def bounded(lines: list[str]) -> list[str]:
     """At most MAX_LINES lines of at most MAX_LINE_CHARS, MAX_CHARS in all; what is cut is
     summarised by a digest, so outlines that differ only past the cut still differ."""
     lines = [_shorten(line, MAX_LINE_CHARS) for line in lines]
-    kept, total = [], 0
+    kept: list[str] = []
+    total = 0
     for position, line in enumerate(lines):
         more = position < len(lines) - 1  # then room is kept for the note that may follow
         if len(kept) + 1 + more > MAX_LINES or total + len(line) + more * NOTE_CHARS > MAX_CHARS:

@@ -315,9 +315,11 @@ class Spec:
         if self.count == "inputs":
             return repeated, repeated
         if self.count == "n":
-            return attrs[0], attrs[0]
+            return int(attrs[0]), int(attrs[0])
         if self.count is None:
             return 0, MAX_LIST
+        if not isinstance(self.count, int):
+            raise ValueError(f"a primitive's output count is a number, 'inputs', 'n' or None, not {self.count!r}")
         return self.count, self.count
 
 
@@ -440,7 +442,8 @@ def replayable(trace: list) -> list:
     """A validated trace less the instructions validate_trace dropped (DROPPED_HINTS), with the
     sampling decisions renumbered to match: what TVM replays."""
     instructions, decisions = trace
-    kept, new_index = [], {}
+    kept: list = []
+    new_index: dict[int, int] = {}
     for index, inst in enumerate(instructions):
         if _dropped_hint(inst[0], inst[2]) is None:
             new_index[index] = len(kept)
@@ -507,6 +510,8 @@ def _check_instruction(index: int, inst: list, scope: _Scope, target: str) -> No
     if not low <= len(outputs) <= high:
         raise TraceRejected(f"{where} has {len(outputs)} outputs, which this primitive never has")
     for position, name in enumerate(outputs):
+        if spec.outputs is None:  # a primitive with no outputs allows none (high is 0 above)
+            raise TraceRejected(f"{where} has outputs, which this primitive never has")
         if not (isinstance(name, str) and _RV_NAME.fullmatch(name) and name[0] == _PREFIX[spec.outputs]):
             raise TraceRejected(f"{where}: output {position} must be a new {spec.outputs} name like "
                                 f"{_PREFIX[spec.outputs]}7, got {_show(name)}")

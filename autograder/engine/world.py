@@ -411,7 +411,8 @@ def _plan(view: View) -> list[tuple[str, str, str, bool]]:
     # Under /proc is the world's own /proc (a GPU driver's /proc/driver/nvidia is there too).
     readable = sorted({os.path.realpath(p) for p in view.readable
                        if os.path.exists(p) and not _inside(os.path.realpath(p), "/proc")})
-    binds, covered = [], []
+    binds: list[tuple[str, str, str, bool]] = []
+    covered: list[str] = []
     for path in readable:
         if any(_inside(path, outer) for outer in covered):
             continue
