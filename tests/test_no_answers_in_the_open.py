@@ -2,7 +2,9 @@
 
 Every CPU schedule the package or the lessons show is graded for real and must earn at most the
 correctness and fusion points and a third of the speed points; the reference solutions, which
-do earn more, appear nowhere in the package or the lessons.
+do earn more, appear nowhere in the package or the lessons. The cost model's full-credit bar is
+the instructor's solution cell of the source notebook: none of its code is in the package (what
+the package holds instead, the public baseline, earns less: tests/costmodel/test_baseline.py).
 """
 from __future__ import annotations
 
@@ -89,3 +91,22 @@ def test_no_reference_solution_appears_in_the_package_or_the_lessons(name):
         lines = _normalised_lines(text)
         found = {tuple(lines[i : i + window]) for i in range(len(lines) - window + 1)} & chunks
         assert not found, f"{path} holds {window} lines of course/solutions/{name}.py"
+
+
+def cost_model_solution_lines() -> list[str]:
+    """The instructor's cost-model solution's code lines long enough to be its own (not
+    `import numpy as np`), as the class run reads the solution from the source notebook."""
+    from autograder.nbgrader_ext.plan import load_plan
+
+    plan = load_plan(ROOT / "course" / "source" / "cost-model" / "cost-model.ipynb")
+    solution = next(a.solution for a in plan.answers.values() if a.kind == "cost-model")
+    return [line for line in _normalised_lines(solution) if len(line) >= 30 and "BEGIN SOLUTION" not in line]
+
+
+def test_no_line_of_the_cost_model_solution_appears_in_the_package_or_the_lessons():
+    lines = cost_model_solution_lines()
+    assert len(lines) >= 8  # the check has something to find
+    for path, text in _student_facing_texts():
+        present = set(_normalised_lines(text))
+        found = [line for line in lines if line in present]
+        assert not found, f"{path} holds the cost model's solution line(s): {found}"

@@ -5,11 +5,14 @@
 - `table`: each candidate's time, measured on the machine that grades with the engine's timer,
   in a child, cached privately per machine, shape and TVM version, and audited against drift;
 - `scoring`: the metrics (TenSet's top-k score, pairwise accuracy, a replayed budgeted search),
-  each scaled between the random expectation and the reference model; numpy only;
-- `reference`: the model that earns full credit, and the pure-numpy interface both obey;
+  each scaled between the random expectation and the instructor's model; numpy only;
+- `baseline`: the public baseline the self-check shows (far from full credit), and the interface
+  every learner obeys; the full-credit bar is the instructor's solution, read from the course's
+  source notebook by the class run, never shipped in this package;
 - `learner_runner` (a confined child) and `learner` (its parent): the student's untrusted
   feature function and model, fed numpy only, every answer validated;
-- `grade`: one submission's two parts (ranking, search), a grader fault pending, never a zero.
+- `grade`: one submission's two parts (ranking, search) against the instructor's solution run the
+  same way, a grader fault pending, never a zero; and the self-check, which gives no points.
 
 The workload is not the tiling assignment's: that one's answers are convolution schedules, and
 no point of this space is one (see `space`).

@@ -4,7 +4,8 @@ Convention: a model's prediction is a score, HIGHER = FASTER (as MetaSchedule's 
 normalised throughput); times are seconds, lower = faster.
 
 Two parts, each scaled between what a random model earns in expectation (0 credit) and what the
-reference model earns on the same table and the same draws (full credit):
+instructor's model (the "bar": the course's solution, grade.py) earns on the same table and the
+same draws (full credit from FULL_CREDIT_SHARE of its lead over random on):
 
 - ranking: `plan.splits` times, the table is split at random (the seed's draws) into
   `plan.train` candidates the model is fitted on and the rest it ranks. Two metrics on the
@@ -17,14 +18,14 @@ reference model earns on the same table and the same draws (full credit):
   fitted again on everything measured so far; its "measurement" is a look-up in the table. Its
   measure: how many measurements it took to find a schedule within NEAR_BEST of the pool's best
   (the budget + 1 if none), against the exact expectation of random picks after the same first
-  batch; the credit is the measurements saved, over the reference's saving. Averaged over
+  batch; the credit is the measurements saved, over the bar's saving. Averaged over
   `plan.seeds` searches. (Not TenSet's best found at a budget: a few percent of this space is
   within 10% of its best, 64 random picks nearly always hold one, and that measure hardly tells
   a model from a guess here; how soon is what a cost model buys.)
 
 A model is used through a `Model` (fit(indices, seconds); predict(indices) -> scores), indices
-into the table's rows, so that the same code drives the reference in this process and a
-student's learner in its confined child.
+into the table's rows, so that the same code drives a student's learner and the instructor's
+in their confined children (learner.py), and the public baseline in this process (the self-check).
 """
 from __future__ import annotations
 
@@ -49,21 +50,27 @@ ModelFactory = Callable[[str], Model]
 
 
 class ScaleUnfit(RuntimeError, TvmCourseError):
-    """On this table the reference does no better than random at a metric: the metric cannot
-    tell a model from a guess here, and no credit can be given for it (a grader fault)."""
+    """On this table the instructor's model does no better than random at a metric: the metric
+    cannot tell a model from a guess here, and no credit can be given for it (a grader fault)."""
 
 
 # A search's goal: a candidate at most this factor slower than the pool's best.
 NEAR_BEST = 1.10
-# The least lead over random a reference must have for a metric to grade by: a score's, and
+# The least lead over random the bar must have for a metric to grade by: a score's, and
 # measurements saved in a search.
 MIN_REFERENCE_LEAD = 0.005
 MIN_MEASUREMENTS_SAVED = 0.5
-# Full credit at this share of the reference's lead over random: a model about as good as the
-# reference lands either side of it on one table's draws (measured on one 320-candidate table:
-# a ridge model with more features than the reference's, 0.55 to 1.1 of its lead on the search
+# Full credit at this share of the bar's lead over random: a model about as good as the
+# instructor's lands either side of it on one table's draws (measured on one 320-candidate table:
+# a ridge model with more features than the instructor's, 0.55 to 1.1 of its lead on the search
 # over four seeds), and the margin keeps such noise from docking it.
 FULL_CREDIT_SHARE = 0.8
+# The class run's rule in words, as the self-check states it (it cannot apply it: the
+# instructor's model is not given out).
+CLASS_RUN_RULE = (f"The class run scores each part from random (0) to {FULL_CREDIT_SHARE:g} of the instructor's model's "
+                  "lead over random (all points), on the grading machine's table and its own secret draws; the "
+                  "instructor's model is not given out, so this check shows your numbers beside random's and the "
+                  "public baseline's, not your points.")
 
 
 @dataclass(frozen=True)
@@ -118,12 +125,12 @@ def pairwise_accuracy(scores: Sequence[float], seconds: Sequence[float]) -> floa
     return float(((agree > 0).sum() + 0.5 * (agree == 0).sum()) / pairs)
 
 
-def scaled(value: float, random: float, reference: float, what: str = "", min_lead: float = MIN_REFERENCE_LEAD) -> float:
+def scaled(value: float, random: float, bar: float, what: str = "", min_lead: float = MIN_REFERENCE_LEAD) -> float:
     """Credit in [0, 1]: 0 at the random expectation (or below), 1 from FULL_CREDIT_SHARE of the
-    way to the reference on."""
-    lead = reference - random
+    way to the bar (the instructor's model) on."""
+    lead = bar - random
     if lead < min_lead:
-        raise ScaleUnfit(f"{what or 'a metric'}: the reference model ({reference:.3f}) is no better than random "
+        raise ScaleUnfit(f"{what or 'a metric'}: the instructor's model ({bar:.3f}) is no better than random "
                          f"({random:.3f}) on this table")
     return float(min(1.0, max(0.0, (value - random) / (FULL_CREDIT_SHARE * lead))))
 
@@ -223,27 +230,49 @@ class PartScore:
     lines: list[str]
 
 
-def ranking_credit(student: RankingOutcome, reference: RankingOutcome, plan: ScoringPlan) -> PartScore:
-    top = scaled(student.top_k, student.random_top_k, reference.top_k, f"top-{plan.top_k} score")
-    pair = scaled(student.pairwise, 0.5, reference.pairwise, "pairwise accuracy")
+def ranking_credit(student: RankingOutcome, bar: RankingOutcome, plan: ScoringPlan) -> PartScore:
+    top = scaled(student.top_k, student.random_top_k, bar.top_k, f"top-{plan.top_k} score")
+    pair = scaled(student.pairwise, 0.5, bar.pairwise, "pairwise accuracy")
     return PartScore(round((top + pair) / 2, 4), [
-        f"top-{plan.top_k} score {student.top_k:.3f} (random {student.random_top_k:.3f}, reference {reference.top_k:.3f}): "
-        f"{top:.0%} of the way from random to the reference",
-        f"pairwise accuracy {student.pairwise:.3f} (random 0.500, reference {reference.pairwise:.3f}): "
-        f"{pair:.0%} of the way",
+        f"top-{plan.top_k} score {student.top_k:.3f} (random {student.random_top_k:.3f}, the instructor's model "
+        f"{bar.top_k:.3f}): {top:.0%} of the credit",
+        f"pairwise accuracy {student.pairwise:.3f} (random 0.500, the instructor's model {bar.pairwise:.3f}): "
+        f"{pair:.0%} of the credit",
         f"(mean of {plan.splits} splits, each fitted on {plan.train} candidates and ranking the rest)",
     ])
 
 
-def search_credit(student: SearchOutcome, reference: SearchOutcome, plan: ScoringPlan) -> PartScore:
+def search_credit(student: SearchOutcome, bar: SearchOutcome, plan: ScoringPlan) -> PartScore:
     """Measurements saved against random picks after the same first batches (the draws are the
-    same for the student and the reference: so is the random expectation), scaled by the
-    reference's saving."""
-    credit = scaled(student.random - student.measurements, 0.0, reference.random - reference.measurements,
+    same for the student and the bar: so is the random expectation), scaled by the bar's saving."""
+    credit = scaled(student.random - student.measurements, 0.0, bar.random - bar.measurements,
                     "the search's measurements saved", min_lead=MIN_MEASUREMENTS_SAVED)
     return PartScore(round(credit, 4), [
         f"measurements until a schedule within {NEAR_BEST - 1:.0%} of the pool's best: {student.measurements:.1f} "
-        f"(random picks {student.random:.1f}, reference {reference.measurements:.1f}): {credit:.0%} of the credit",
-        f"(mean of {plan.seeds} searches of up to {max(plan.budgets)} measurements in batches of {plan.batch}, "
-        "each from its own random first batch)",
+        f"(random picks {student.random:.1f}, the instructor's model {bar.measurements:.1f}): {credit:.0%} of the credit",
+        _search_plan_line(plan),
     ])
+
+
+def _search_plan_line(plan: ScoringPlan) -> str:
+    return (f"(mean of {plan.seeds} searches of up to {max(plan.budgets)} measurements in batches of {plan.batch}, "
+            "each from its own random first batch)")
+
+
+# --- the self-check's lines: numbers beside random's and the baseline's, no credit ------------
+
+
+def ranking_lines(student: RankingOutcome, baseline: RankingOutcome, plan: ScoringPlan) -> list[str]:
+    return [
+        f"top-{plan.top_k} score {student.top_k:.3f} (random {student.random_top_k:.3f}, the baseline {baseline.top_k:.3f})",
+        f"pairwise accuracy {student.pairwise:.3f} (random 0.500, the baseline {baseline.pairwise:.3f})",
+        f"(mean of {plan.splits} splits, each fitted on {plan.train} candidates and ranking the rest)",
+    ]
+
+
+def search_lines(student: SearchOutcome, baseline: SearchOutcome, plan: ScoringPlan) -> list[str]:
+    return [
+        f"measurements until a schedule within {NEAR_BEST - 1:.0%} of the pool's best: {student.measurements:.1f} "
+        f"(random picks {student.random:.1f}, the baseline {baseline.measurements:.1f})",
+        _search_plan_line(plan),
+    ]

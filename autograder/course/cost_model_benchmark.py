@@ -3,9 +3,11 @@ A benchmark, not a test: it prints numbers, it asserts none.
 
 1. The first table of each of `--shapes` students' shapes: the 320 candidates compiled and
    timed with nothing cached (goal: at most 5 minutes each on 2 cores);
-2. one submission (the sample `ada`: the instructor's model) graded by `tvm-course grade` in a
-   scratch course, its table cached (goal: at most 30 s), and the grading alone (both parts, the
-   learner's children included) apart from the class run around it;
+2. one submission (the sample `ada`: the instructor's model) graded against the instructor's
+   solution (the source notebook's, run confined as the student's cell is) on the real-size
+   table: its credit per part (all of it, by construction), and the grading alone with the
+   bar's outcomes first computed, then kept (as the class run keeps them per table and draws);
+   then `tvm-course grade` of it in a scratch course, table and bar cached (goal: at most 30 s);
 3. beside it, one tiling submission (its sample `ada`) graded the same way.
 
 Each table is measured into a scratch folder (never the machine's cache); the class run reads
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..costmodel import space
-from ..costmodel.grade import grade_learner, sample_seed
+from ..costmodel.grade import BAR_CACHE, grade_learner, sample_seed
 from ..costmodel.table import TABLES_ENV, measure
 from ..problems.variants import course_secret, variant_for
 from .grading_run import GradingOptions, grade_assignment
@@ -55,12 +57,23 @@ def run_benchmark(shapes: int = 2, out: TextIO = sys.stdout, mcpu: str | None = 
             started = time.monotonic()
             cached = measure(ada_shape, "full", mcpu, folder=tables)
             numbers["cached_table_s"] = round(time.monotonic() - started, 1)
+            sample_source, bar = _sample_answer(root), _solution(root)
+            seed = sample_seed(secret, ada_shape.to_dict())
+            BAR_CACHE.kept.clear()
             started = time.monotonic()
-            sample_source = _sample_answer(root)
-            grade_learner(sample_source, cached, sample_seed(secret, SAMPLE, ada_shape.to_dict()))
+            graded = grade_learner(sample_source, cached, seed, bar=bar)
             numbers["grading_alone_s"] = round(time.monotonic() - started, 1)
+            started = time.monotonic()
+            grade_learner(sample_source, cached, seed, bar=bar)
+            numbers["grading_bar_kept_s"] = round(time.monotonic() - started, 1)
+            numbers["credit"] = {name: part.fraction for name, part in graded.parts.items()}
             print(f"2. {SAMPLE}'s table again, cached and audited: {numbers['cached_table_s']:.1f} s; both parts "
-                  f"graded on it (the learner's children included): {numbers['grading_alone_s']:.1f} s", file=out)
+                  f"graded on it against the instructor's solution (the learners' children included): "
+                  f"{numbers['grading_alone_s']:.1f} s, then {numbers['grading_bar_kept_s']:.1f} s with the bar's "
+                  "outcomes kept", file=out)
+            for name, part in graded.parts.items():
+                shown = "pending" if part.fraction is None else f"{part.fraction:.0%}"
+                print(f"   {name}: {shown} of the credit; " + "; ".join(part.lines), file=out)
             numbers["class_run_s"] = _class_run(root, "cost-model")
             print(f"   `tvm-course grade cost-model` of one submission, table cached: {numbers['class_run_s']:.1f} s "
                   "(goal: at most 30 s)", file=out)
@@ -78,6 +91,14 @@ def _sample_answer(root: Path) -> str:
     from .samples import load_samples
 
     return next(s for s in load_samples(root, "cost-model") if s.student == SAMPLE).answers["cost-model"]
+
+
+def _solution(root: Path) -> str:
+    """The full-credit bar: the cost model's solution cell of the course's source notebook."""
+    from ..nbgrader_ext.plan import load_plan
+
+    plan = load_plan(root / "source" / "cost-model" / "cost-model.ipynb")
+    return next(a.solution for a in plan.answers.values() if a.kind == "cost-model")
 
 
 def _class_run(root: Path, assignment: str) -> float:

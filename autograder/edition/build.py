@@ -420,8 +420,9 @@ def _joined(value) -> str:
 
 
 def answer_texts(course: Path, quizzes: list[Path]) -> tuple[dict[str, set], list[tuple[str, str]]]:
-    """What must not appear: each reference solution's six-line windows, and the plain texts of
-    the quizzes' keys and the tile arithmetic's key (explanations, solutions, feedback)."""
+    """What must not appear: each reference solution's six-line windows (the cost model's
+    solution cell's too: it is the full-credit bar), and the plain texts of the quizzes' keys and
+    the tile arithmetic's key (explanations, solutions, feedback)."""
     from ..nbgrader_ext.plan import load_plan
     from ..quiz.loading import load_instructor
 
@@ -441,6 +442,8 @@ def answer_texts(course: Path, quizzes: list[Path]) -> tuple[dict[str, set], lis
                 explanation = getattr(question, "explanation", "")
                 if explanation and len(explanation) >= MIN_KEY_TEXT:
                     keys.append((f"{notebook.name}: key of {getattr(question, 'name', '?')}", explanation))
+            if answer.kind == "cost-model" and answer.solution:  # the full-credit bar: run by the class run, never shipped
+                solutions[f"{notebook.name}: the cost model's solution"] = _windows(_normalised_lines(answer.solution))
             if answer.kind == "questions" and answer.solution:  # the tile arithmetic's formulas
                 for line in answer.solution.splitlines():
                     if "=" in line and not line.strip().startswith("#"):

@@ -2,11 +2,11 @@
 
 The self-check measures the candidate table on the student's own machine (the grader's own
 child and timer, with a progress bar; cached in the student's ~/.cache, so only the first run
-takes minutes) and grades the answer cell's text with the class run's code (costmodel/grade.py):
-the same learner sandbox, the same metrics, the same reference. What differs is the machine
-(its table) and the draws: the class run's come from a seed only the instructor's grader knows,
-the self-check's from a public one, so the class run's score is near the self-check's, not the
-same to the digit.
+takes minutes) and runs the answer cell's text through the class run's learner sandbox and
+metrics (costmodel/grade.py). It cannot give the class run's points: those are scaled to the
+instructor's model, which is not given out, on the grading machine's table and secret draws. So
+it shows the student's numbers beside random's and the public baseline's, and states the class
+run's rule in words (costmodel/scoring.py: CLASS_RUN_RULE); it presents no number as a grade.
 """
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ class _Progress:
 
 
 class SelfCheck:
-    """A CostModelResult shown as the feedback shows it."""
+    """A costmodel.grade.SelfCheckResult, shown with the class run's rule: numbers, never points."""
 
     def __init__(self, result):
         self.result = result
@@ -73,18 +73,18 @@ class SelfCheck:
     def __repr__(self) -> str:
         lines = list(self.result.notes)
         for name, part in self.result.parts.items():
-            shown = "pending" if part.fraction is None else f"{part.fraction:.0%} of its points"
-            lines += [f"{name}: {shown}", *(f"  {line}" for line in part.lines)]
-        return "\n".join(lines)
+            lines += [f"{name}:", *(f"  {line}" for line in part.lines)]
+        return "\n".join([*lines, self.result.rule])
 
 
 def self_check(features, Model, grid: str = "full", **limits):
-    """Grade the cell that defined `features` (and `Model`, in the same cell) as the class run
-    will, on a table measured here. `grid="tiny"` checks on 24 candidates of a small shape in
-    seconds: that the learner runs, not what it will score."""
+    """Run the cell that defined `features` (and `Model`, in the same cell) through the class
+    run's sandbox and metrics, on a table measured here: its numbers beside random's and the
+    baseline's. `grid="tiny"` checks on 24 candidates of a small shape in seconds: that the
+    learner runs, not how it ranks."""
     if autograding():
         return GradedOutsideTheKernel("the cost model")
-    from ..costmodel.grade import grade_submission
+    from ..costmodel.grade import check_submission
     from ..costmodel.learner import LearnerLimits
     from ..engine.cpus import default_mcpu
 
@@ -97,21 +97,21 @@ def self_check(features, Model, grid: str = "full", **limits):
     progress = _Progress()
     print("Measuring the candidate table on this machine (the first time takes a few minutes; then it is kept):")
     try:
-        result = grade_submission(text, shape_variant.to_dict(), mcpu=default_mcpu(), grid=grid,
+        result = check_submission(text, shape_variant.to_dict(), mcpu=default_mcpu(), grid=grid,
                                   limits=LearnerLimits(**limits), progress=progress)
     finally:
         progress.close()
     return SelfCheck(result)
 
 
-def points(check, part: str, out_of: float) -> float:
-    """The points a test cell shows for one part (ranking or search) of the self-check."""
+def points(check, part: str, out_of: float) -> None:
+    """What a test cell shows of one part (ranking or search) of the self-check: the numbers and
+    the rule by which the class run turns them into up to `out_of` points (not the points: this
+    machine cannot know the instructor's model)."""
     if isinstance(check, GradedOutsideTheKernel):
         print(repr(check))
-        return 0.0
+        return None
     verdict = check.result.parts[part]
     print("\n".join(verdict.lines))
-    if verdict.fraction is None:
-        print("(pending: the grader's fault, not yours)")
-        return 0.0
-    return round(verdict.fraction * out_of, 2)
+    print(f"Up to {out_of:g} points, given by the class run. {check.result.rule}")
+    return None

@@ -8,7 +8,8 @@ Cells of a source notebook carry a `tvm_course` entry in their metadata:
          "key": {NAME: {"explanation": TEXT}}}       against what the cell's solution computes
                                                      for the student's variant
         {"answer": "cost-model"}             a feature function and a Model (autograder/costmodel/),
-                                             run confined on the grading machine's candidate table
+                                             run confined on the grading machine's candidate table;
+                                             the cell's solution is the full-credit bar, run the same way
     test cell (an nbgrader grade cell):
         {"scores": "<answer cell's grade_id>", "part": "correctness" | "fusion" | "speed"}
         {"scores": "<answer cell's grade_id>", "part": "ranking" | "search"}      (a cost model)
@@ -48,7 +49,7 @@ class Answer:
     kind: str  # "schedule", "questions" or "cost-model"
     name: str  # the problem, the question set, or costmodel.NAME
     key: tuple[Explained, ...] = field(default=(), repr=False)  # a question set's explanations (instructor-only)
-    solution: str = field(default="", repr=False)  # the source notebook's solution cell: computes the answers
+    solution: str = field(default="", repr=False)  # the source notebook's solution cell: computes the answers, or is the cost model's bar
 
     def key_for(self, variant: Variant) -> tuple[KeyedQuestion, ...]:
         """A question set's right answers for one student's variant."""
@@ -117,7 +118,17 @@ def _answer(entry: dict, grade_id: str, nbgrader: dict, where: str, cell: dict) 
         _check_solution_answers_every_variant(answer, where)
         return answer
     if kind == "cost-model":
-        return Answer(grade_id, kind, COST_MODEL)
+        # The instructor's solution is the full-credit bar (costmodel/grade.py): it is run, as the
+        # student's cell is, never shipped (the released notebook strips it).
+        solution = _source(cell)
+        try:
+            compile(solution, "solution", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as error:
+            raise PlanError(f"{where}: the cost model's solution cell does not compile: {error}") from None
+        if "def features" not in solution or "class Model" not in solution:
+            raise PlanError(f"{where}: the cost model's solution cell must define features(candidates) and class Model "
+                            "(it is the full-credit bar)")
+        return Answer(grade_id, kind, COST_MODEL, solution=solution)
     raise PlanError(f"{where}: an answer is 'schedule', 'questions' or 'cost-model', not {kind!r}")
 
 

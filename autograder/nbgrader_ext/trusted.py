@@ -124,7 +124,7 @@ class TrustedGrading:
                 if source is None:
                     self.verdicts.cost_models[answer.grade_id] = _missing_cost_model(missing_text(answer.grade_id, record))
                 else:
-                    self._pending[answer.grade_id] = self._pool.submit(self._grade_cost_model, source)
+                    self._pending[answer.grade_id] = self._pool.submit(self._grade_cost_model, answer, source)
             else:
                 self.verdicts.questions[answer.grade_id] = _mark_questions(answer, source, self.variant, missing_text(answer.grade_id, record))
         return self
@@ -135,11 +135,12 @@ class TrustedGrading:
         result = grade_schedule_cell(answer.name, source, self.config, variant=self.variant, student=self.student)
         return keep_band(result, self.earlier.get(answer.grade_id))
 
-    def _grade_cost_model(self, source: str) -> dict:
+    def _grade_cost_model(self, answer: Answer, source: str) -> dict:
         from ..costmodel.grade import grade_submission
         from ..engine.cpus import default_mcpu
 
-        return grade_submission(source, self.variant.to_dict(), student=self.student, secret=self.secret,
+        # The bar is the instructor's solution from the source notebook (the plan), run as the student's cell is.
+        return grade_submission(source, self.variant.to_dict(), bar=answer.solution, secret=self.secret,
                                 mcpu=self.config.mcpu or default_mcpu(), grid=self.cost_model_grid).to_dict()
 
     def finish(self) -> TrustedVerdicts:

@@ -2,17 +2,17 @@
 and nothing else is harmed (the grader, the other part, files outside its sandbox)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from autograder.costmodel import grade, space
 from autograder.costmodel.learner import LearnerChild, LearnerFailure, LearnerLimits, check_scores
 
+from .conftest import solution_source
+
 pytestmark = pytest.mark.slow
 
-GOOD = (Path(__file__).parent / "good_learner.py").read_text()
+GOOD = solution_source()
 ROWS = space.candidates(space.TINY_SHAPE, space.TINY)
 SHORT = LearnerLimits(episode_s=3.0, memory_mb=256)
 
@@ -125,14 +125,14 @@ def test_a_hostile_part_scores_zero_and_the_other_part_is_graded(tiny_table):
     source = "FIRST_FIT = []\n" + GOOD.replace(
         "    def fit(self, X, seconds):\n", "    def fit(self, X, seconds):\n        FIRST_FIT.append(len(seconds))\n").replace(
         "    def predict(self, X):\n", "    def predict(self, X):\n        assert FIRST_FIT[0] < 8, 'too many'\n")
-    result = grade.grade_learner(source, tiny_table, seed=3, limits=SHORT)
+    result = grade.grade_learner(source, tiny_table, seed=3, limits=SHORT, bar=GOOD)
     assert result.parts["ranking"].fraction == 0.0 and "too many" in result.parts["ranking"].lines[0]
     assert result.parts["search"].fraction is not None and result.parts["search"].fraction > 0.0 or \
         "pending" in result.parts["search"].lines[0]
 
 
 def test_a_syntax_error_scores_zero_in_both_parts_and_runs_nothing(tiny_table):
-    result = grade.grade_learner("def features(:\n", tiny_table)
+    result = grade.grade_learner("def features(:\n", tiny_table, bar=GOOD)
     assert all(p.fraction == 0.0 and "syntax error on line 1" in p.lines[0] for p in result.parts.values())
 
 

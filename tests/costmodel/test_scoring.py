@@ -113,8 +113,8 @@ def test_credit_lines_say_where_the_model_stands():
     credit = scoring.ranking_credit(student, reference, plan)
     # half the way on both; full credit comes at FULL_CREDIT_SHARE of the way
     assert credit.fraction == pytest.approx(0.5 / scoring.FULL_CREDIT_SHARE)
-    assert "top-1 score 0.800 (random 0.600, reference 1.000)" in credit.lines[0]
+    assert "top-1 score 0.800 (random 0.600, the instructor's model 1.000)" in credit.lines[0]
     # the student saves 1 measurement against random, the reference 4: 1 / (0.8 * 4) of the credit
     search = scoring.search_credit(scoring.SearchOutcome(9.0, 10.0), scoring.SearchOutcome(6.0, 10.0), plan)
     assert search.fraction == pytest.approx(1 / 3.2)
-    assert "9.0 (random picks 10.0, reference 6.0)" in search.lines[0]
+    assert "9.0 (random picks 10.0, the instructor's model 6.0)" in search.lines[0]

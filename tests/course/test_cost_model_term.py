@@ -89,8 +89,8 @@ def test_the_class_run_grades_both_parts_and_the_hostile_learner_scores_zero(ter
     with open(root / f"{ASSIGNMENT}-grades.csv", newline="", encoding="utf-8") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     ada, ben = rows[STUDENT], rows["ben"]
-    # the instructor's model: full points, or pending where this tiny table cannot tell the
-    # reference from random (a grader fault, never a zero)
+    # the instructor's model graded against itself as the bar: full points, or pending where this
+    # tiny table cannot tell it from random (a grader fault, never a zero)
     for part in ("ranking", "search"):
         assert ada[part] == "" or float(ada[part]) == 4.0, (ada, log["grade"])
         assert float(ben[part]) == 0.0, ben
