@@ -17,15 +17,15 @@ from .conftest import solution_source
 pytestmark = pytest.mark.slow
 
 
-def assert_all_points(result: grade.CostModelResult) -> None:
+def assert_all_points(result: grade.CostModelResult) -> int:
+    """Every part full credit, or pending only where this table cannot tell the instructor's model
+    from random (the scale's fault, said as such), never less than full; the parts graded."""
     for name, part in result.parts.items():
-        # full credit; pending only where this table cannot tell the instructor's model from
-        # random (the scale's fault, said as such), never less than full
         if part.fraction is None:
             assert "no better than random" in part.lines[0], (name, part.lines)
         else:
             assert part.fraction == 1.0, (name, part.lines)
-    assert any(p.fraction is not None for p in result.parts.values())
+    return sum(p.fraction is not None for p in result.parts.values())
 
 
 def mcpus() -> list[str | None]:
@@ -44,7 +44,10 @@ def test_the_solution_earns_every_point_on_each_cpu(mcpu, tables_folder):
     tiny = table.measure(space.TINY_SHAPE, "tiny", mcpu, folder=tables_folder)
     assert tiny.key["target_cpu"] == (mcpu or tiny.key["host_cpu"])
     solution = solution_source()
-    assert_all_points(grade.grade_learner(solution, tiny, seed=1, bar=solution))
+    # Two draws: on a 24-candidate table one draw can leave both parts unable to tell a model from
+    # random (seen once on a haswell table: its fastest candidates nearly tie); two draws make that rarer.
+    graded = sum(assert_all_points(grade.grade_learner(solution, tiny, seed, bar=solution)) for seed in (1, 2))
+    assert graded > 0
 
 
 def test_the_bars_outcomes_are_kept_per_table_and_draws(tiny_table, tmp_path):

@@ -263,11 +263,17 @@ def test_the_check_finds_each_kind_of_leak(edition, tmp_path, monkeypatch):
     shutil.copy2(COURSE / "source" / "tiling" / "tiling.ipynb", copy / "assignments" / "tiling" / "tiling.ipynb")
     shutil.copy2(ROOT / "quizzes" / "two-levels.yaml", copy / "quizzes" / "two-levels.yaml")
     _add_member(copy / edition.wheel.name, "autograder/examples/fast.py", gpu_solution)
+    from autograder.nbgrader_ext.plan import load_plan  # the cost model's bar, as the class run reads it
+
+    bar = next(a.solution for a in load_plan(COURSE / "source" / "cost-model" / "cost-model.ipynb").answers.values()
+               if a.kind == "cost-model")
+    _add_member(copy / edition.wheel.name, "autograder/costmodel/reference.py", bar.replace("### BEGIN SOLUTION\n", ""))
     (copy / "notes.txt").write_bytes(course_secret(course))
     (copy / "gradebook.db").write_bytes(b"")
     leaks = "\n".join(student_edition.find_leaks(copy, course=course))
     assert "lessons/extra.ipynb (cells): 6 lines of course/solutions/blocked_vectorized.py" in leaks
     assert f"{edition.wheel.name}!autograder/examples/fast.py: 6 lines of course/solutions/gpu_bound.py" in leaks
+    assert f"{edition.wheel.name}!autograder/costmodel/reference.py: 6 lines of cost-model.ipynb: the cost model's solution" in leaks
     assert "assignments/tiling/tiling.ipynb: BEGIN SOLUTION" in leaks
     assert "assignments/tiling/tiling.ipynb: BEGIN HIDDEN TESTS" in leaks
     assert "'tvm_course' metadata (the grading plan and answer key)" in leaks

@@ -78,6 +78,20 @@ def test_the_cost_model_assignment_plans_a_cost_model_scored_by_ranking_and_sear
     (answer,) = plan.answers.values()
     assert (answer.grade_id, answer.kind, answer.name) == ("cost-model", "cost-model", "learned-cost-model")
     assert sorted((c.grade_id, c.part) for c in plan.scored.values()) == [("ranking", "ranking"), ("search", "search")]
+    # the full-credit bar: the solution cell's text, kept from the source notebook (never the submission's)
+    assert "def features" in answer.solution and "class Model" in answer.solution and "### BEGIN SOLUTION" in answer.solution
+
+
+def test_a_cost_model_solution_that_cannot_be_the_bar_is_refused():
+    import nbformat
+
+    notebook = nbformat.read(source_notebook("cost-model"), as_version=4)
+    _cell(notebook, "cost-model").source = "### BEGIN SOLUTION\ndef features(:\n### END SOLUTION\n"
+    with pytest.raises(PlanError, match="solution cell does not compile"):
+        plan_from_notebook(notebook)
+    _cell(notebook, "cost-model").source = "### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n"
+    with pytest.raises(PlanError, match="must define features"):
+        plan_from_notebook(notebook)
 
 
 def test_a_cost_model_test_cell_names_one_of_its_parts():
