@@ -184,9 +184,21 @@ class BarCache:
             return found
 
 
+_NUMBERS = {scoring.RankingOutcome: ("top_k", "pairwise", "random_top_k"), scoring.SearchOutcome: ("measurements", "random")}
+_LISTS = {scoring.RankingOutcome: "per_split", scoring.SearchOutcome: "curves"}
+
+
 def _read_outcome(path: Path, kind):
+    """A kept outcome, or None for a file that is missing, cut short or not one (computed again)."""
     try:
-        return kind(**json.loads(path.read_text(encoding="utf-8")))
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or set(data) != set(_NUMBERS[kind]) | {_LISTS[kind]}:
+            return None
+        if not all(type(data[name]) in (int, float) and np.isfinite(data[name]) for name in _NUMBERS[kind]):
+            return None
+        if not isinstance(data[_LISTS[kind]], list):
+            return None
+        return kind(**data)
     except (OSError, ValueError, TypeError):
         return None
 

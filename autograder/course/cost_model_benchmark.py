@@ -7,7 +7,9 @@ A benchmark, not a test: it prints numbers, it asserts none.
    solution (the source notebook's, run confined as the student's cell is) on the real-size
    table: its credit per part (all of it, by construction), and the grading alone with the
    bar's outcomes first computed, then kept (as the class run keeps them per table and draws);
-   then `tvm-course grade` of it in a scratch course, table and bar cached (goal: at most 30 s);
+   the public baseline graded the same way (less than full credit: the package holds no
+   full-credit answer); then `tvm-course grade` of it in a scratch course, table and bar cached
+   (goal: at most 30 s);
 3. beside it, one tiling submission (its sample `ada`) graded the same way.
 
 Each table is measured into a scratch folder (never the machine's cache); the class run reads
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..costmodel import space
+from ..costmodel.baseline import BASELINE_SOURCE
 from ..costmodel.grade import BAR_CACHE, grade_learner, sample_seed
 from ..costmodel.table import TABLES_ENV, measure
 from ..problems.variants import course_secret, variant_for
@@ -72,6 +75,12 @@ def run_benchmark(shapes: int = 2, out: TextIO = sys.stdout, mcpu: str | None = 
                   f"{numbers['grading_alone_s']:.1f} s, then {numbers['grading_bar_kept_s']:.1f} s with the bar's "
                   "outcomes kept", file=out)
             for name, part in graded.parts.items():
+                shown = "pending" if part.fraction is None else f"{part.fraction:.0%}"
+                print(f"   {name}: {shown} of the credit; " + "; ".join(part.lines), file=out)
+            baseline = grade_learner(BASELINE_SOURCE, cached, seed, bar=bar)  # the bar's outcomes kept
+            numbers["baseline_credit"] = {name: part.fraction for name, part in baseline.parts.items()}
+            print("   the public baseline (autograder/costmodel/baseline.py) graded the same way, as a student's answer:", file=out)
+            for name, part in baseline.parts.items():
                 shown = "pending" if part.fraction is None else f"{part.fraction:.0%}"
                 print(f"   {name}: {shown} of the credit; " + "; ".join(part.lines), file=out)
             numbers["class_run_s"] = _class_run(root, "cost-model")
