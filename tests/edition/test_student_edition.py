@@ -116,15 +116,16 @@ def test_the_maps_refusal_points_to_what_the_edition_has(edition, tmp_path, caps
     from the wheel it refuses, sending students to the README and the site's index, which must hold the map."""
     import argparse
 
-    from autograder.commands.course_map import EXIT_USAGE, course_map
     from autograder import syllabus
+    from autograder.commands.course_map import course_map
+    from autograder.errors import ExitCode
 
     missing = tmp_path / "course" / "syllabus.yaml"
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(syllabus, "DEFAULT_PATH", missing)
         code = course_map(argparse.Namespace(syllabus=str(missing), root=None, json=False))
     said = capsys.readouterr().err
-    assert code == EXIT_USAGE and "README.md beside the lessons" in said and "website's index" in said
+    assert code == ExitCode.USAGE_ERROR and "README.md beside the lessons" in said and "website's index" in said
     readme = (edition.out / "README.md").read_text(encoding="utf-8")
     assert "`lessons/`" in readme and "`quizzes/`" in readme and "`assignments/`" in readme
     index = (edition.out / "site" / "index.html").read_text(encoding="utf-8")
