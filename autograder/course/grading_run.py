@@ -245,6 +245,7 @@ def check(course: Course, options: GradingOptions) -> Checked:
     checked = _check_assignment(course.coursedir, options.assignment, main_url,
                                 dict(course.config.TrustedGrader.get("settings", {})))
     checked.warnings += source_edited(course, options.assignment)
+    checked.warnings += not_the_named_machine(course.config)
     try:  # this machine grades its own known-good schedule, confined
         preflight(TrustedGrader(config=course.config).grader_config())
     except (GraderUnusable, ValueError) as error:
@@ -253,6 +254,26 @@ def check(course: Course, options: GradingOptions) -> Checked:
     checked.warnings += readable_by_others(course.root, course.coursedir, sqlite_path(main_url))
     checked.warnings += ReleasedAssignment.load(course.coursedir, options.assignment).warnings  # without a release, no tampering is flagged
     return checked
+
+
+def not_the_named_machine(config: Config) -> list[str]:
+    """A warning where this host is not the grading machine the course names (c.GradingMachine.cpu,
+    which every release tells students and their self-checks compare with): the speed points are
+    timed here all the same, but not on the CPU the students were told. A warning, not a refusal:
+    a machine may be replaced mid-term; the instructor then names the new one and releases again."""
+    from ..nbgrader_ext.grading_machine import this_cpu
+
+    named = config.GradingMachine.get("cpu") if "GradingMachine" in config else None
+    if not named:
+        return []
+    here = this_cpu()
+    if here == named:
+        return []
+    return [f"the course names its grading machine's CPU {named!r} (c.GradingMachine.cpu), and every release tells "
+            f"students their speed points are timed on it, but this machine's CPU is {here!r}: speed is graded here, "
+            f"where the ratio to the yardstick may differ. Grade on the named machine, or set c.GradingMachine.cpu = "
+            f"{here!r} (and its description) in nbgrader_config.py and release the assignment again "
+            "(nbgrader generate_assignment --force, then release_assignment --force where there is an exchange)"]
 
 
 def source_edited(course: Course, assignment: str) -> list[str]:

@@ -357,3 +357,23 @@ def _sandboxes_since(started: float) -> list[int]:
         if ("autograder.engine.student_runner" in cmdline or "autograder.engine.evaluate" in cmdline) and process.info["create_time"] >= started - 1:
             found.append(process.pid)
     return found
+
+
+def test_a_run_on_another_cpu_than_the_named_grading_machine_warns_and_says_what_to_set():
+    """Students are told which CPU times their speed (grading-machine.json, from
+    c.GradingMachine.cpu): a class run on another CPU says so before grading, and how to mend it."""
+    from traitlets.config import Config
+
+    from autograder.course.grading_run import not_the_named_machine
+    from autograder.nbgrader_ext.grading_machine import this_cpu
+
+    here = this_cpu()
+    assert not_the_named_machine(Config()) == []  # none named: every self-check already says so
+    same = Config()
+    same.GradingMachine.cpu = here
+    assert not_the_named_machine(same) == []
+    other = Config()
+    other.GradingMachine.cpu = "haswell" if here != "haswell" else "znver4"
+    (warning,) = not_the_named_machine(other)
+    assert repr(other.GradingMachine.cpu) in warning and repr(here) in warning
+    assert f"c.GradingMachine.cpu = {here!r}" in warning and "generate_assignment --force" in warning
