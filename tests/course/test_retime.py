@@ -51,7 +51,11 @@ def test_the_lowest_peak_of_a_students_timed_results_is_read_and_nothing_else(tm
     assert measured_peaks({name: tmp_path / name for name in names}) == {"ada": ("m/c", 70.0)}
 
 
+# Alone: all 7 gradings must be timed (each a peak to compare); beside the suite's workers, at
+# load 8, some were not and none was graded again (CI-like run of 9d5cc36; test_steady's class run
+# is alone for the same reason).
 @pytest.mark.slow
+@pytest.mark.alone
 def test_a_class_run_grades_a_disturbed_timing_again_and_keeps_one_grade(tmp_path):
     # Which gradings are disturbed cannot be arranged on a real machine; what is under test is the
     # run's side. Every grading under the class's median peak counts as disturbed: of 7, the 3
@@ -65,7 +69,7 @@ def test_a_class_run_grades_a_disturbed_timing_again_and_keeps_one_grade(tmp_pat
         grader_settings={"timing_rounds": 5, "min_repeat_ms": 5.0, "student_timeout_s": 3.0}))
     assert not report.failures
     again = {student for student, why in report.retried.items() if why.startswith("timed again: its core ran the FMA peak kernel")}
-    assert 1 <= len(again) <= 3  # under the median of 7: not every one
+    assert 1 <= len(again) <= 3, (report.retried, progress.getvalue())  # under the median of 7: not every one
     log = progress.getvalue()
     for student in submitted:
         graded = len(re.findall(rf"^\[\s*\d+/\d+\] {re.escape(student)}: ", log, re.MULTILINE))
