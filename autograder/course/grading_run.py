@@ -221,6 +221,12 @@ class Graded:
     def took(self, step: str, began: float) -> None:
         self.costs.setdefault(step, []).append(time.monotonic() - began)
 
+    def retry(self, student: str, why: str) -> None:
+        """Adds why a submission was graded more than once; an earlier reason is kept (a worker
+        lost while grading it, then its timing disturbed: the instructor reads both)."""
+        earlier = self.retried.get(student)
+        self.retried[student] = f"{earlier}; then {why}" if earlier else why
+
 
 @dataclass
 class Exported:
@@ -356,7 +362,7 @@ def grade(course: Course, options: GradingOptions, decided: Decided, progress: _
             again = _grade_again_disturbed(course, options, todo, merging)
             for student, note in retimed_notes({s: graded_directory(course.coursedir, options.assignment, s) for s in earlier
                                                 if s not in graded.failures and s not in again}).items():
-                graded.retried[student] = f"{decided.decisions[student]}, the same submission: {note}"
+                graded.retry(student, f"{decided.decisions[student]}, the same submission: {note}")
     return graded
 
 
@@ -508,8 +514,8 @@ def _grade_on_cluster(course: Course, options: GradingOptions, these: list[Submi
     for student, whys in run.resubmitted.items():
         sent = f"sent again {len(whys)} time(s) ({'; '.join(whys)})"
         lost[student] = f"{lost[student]}; {sent}" if student in lost else sent
-    merging.graded.retried.update(lost)
     for student, why in lost.items():
+        merging.graded.retry(student, why)
         merging.progress.line(f"retried: {student}: {why}")
 
 
@@ -522,7 +528,7 @@ def _grade_again_disturbed(course: Course, options: GradingOptions, todo: list[S
     if again:
         merging.progress.total += len(again)
         for student, why in again.items():
-            graded.retried[student] = f"timed again: {why}"
+            graded.retry(student, f"timed again: {why}")
             merging.progress.line(f"timing again: {student}: {why}")
         merging.merged.difference_update(again)
         # Not steadied: this run's first timing of them is known to be wrong.

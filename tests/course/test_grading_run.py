@@ -25,7 +25,7 @@ import pytest
 from nbclient import NotebookClient
 
 from autograder.course.course_dir import CourseError, course_directory, load_course_config
-from autograder.course.grading_run import GradingOptions, grade_assignment
+from autograder.course.grading_run import Graded, GradingOptions, grade_assignment
 from autograder.course.samples import Sample, submit
 from autograder.course.scratch_course import copy_course, release_assignment, release_leaks, submit_samples
 from autograder.course.submissions import fingerprint
@@ -377,3 +377,17 @@ def test_a_run_on_another_cpu_than_the_named_grading_machine_warns_and_says_what
     (warning,) = not_the_named_machine(other)
     assert repr(other.GradingMachine.cpu) in warning and repr(here) in warning
     assert f"c.GradingMachine.cpu = {here!r}" in warning and "generate_assignment --force" in warning
+
+
+def test_every_reason_a_submission_was_graded_again_is_kept():
+    """A worker lost while grading it, then its timing disturbed: the report says both (a later
+    reason once replaced the earlier, and the instructor never read that a worker was lost)."""
+    graded = Graded()
+    graded.retry("ben", "started on 2 workers (a, b): a worker was lost while grading it")
+    graded.retry("ben", "timed again: its core ran the FMA peak kernel at 0.6 of the machine's")
+    graded.retry("ada", "timed again: its core was busy")
+    assert graded.retried == {
+        "ben": "started on 2 workers (a, b): a worker was lost while grading it; then timed again: its core ran the FMA "
+               "peak kernel at 0.6 of the machine's",
+        "ada": "timed again: its core was busy",
+    }
