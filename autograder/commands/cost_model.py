@@ -1,4 +1,4 @@
-"""`tvm-course bench-cost-model`: what grading the cost-model assignment costs (course/cost_model_benchmark.py)."""
+"""`tvm-course bench-cost-model`: what grading the cost-model assignment costs (rehearsal/cost_model_benchmark.py)."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +7,7 @@ from ..errors import ExitCode
 
 
 def bench(args: argparse.Namespace) -> int:
-    from ..course.cost_model_benchmark import run_benchmark
+    from ..rehearsal.cost_model_benchmark import run_benchmark
 
     run_benchmark(shapes=args.shapes, mcpu=args.mcpu)
     return ExitCode.OK

@@ -89,9 +89,9 @@ def run_summary(report) -> str:
 
 
 def _print_similarity_hints(root, assignment: str) -> None:
-    """The run's last section, when some schedules are the same or nearly (course/similarity.py)."""
+    """The run's last section, when some schedules are the same or nearly (similarity.py)."""
     from ..course.course_dir import course_directory, load_course_config
-    from ..course.similarity import grading_run_section
+    from ..similarity import grading_run_section
 
     try:
         section = grading_run_section(course_directory(load_course_config(root)), assignment)
@@ -104,7 +104,7 @@ def _print_similarity_hints(root, assignment: str) -> None:
 
 
 def bench_grading(args: argparse.Namespace) -> int:
-    from ..course.benchmark import BenchmarkFailed, run_benchmark
+    from ..rehearsal.benchmark import BenchmarkFailed, run_benchmark
     from ..course.cluster import ClusterError
     from ..course.course_dir import CourseError
 
@@ -170,7 +170,7 @@ def register(subparsers) -> None:
     bench.add_argument("--copies", type=int, default=20, help="submissions to grade (default: %(default)s)")
     bench.add_argument("--workers", type=int, default=2, help="workers of the parallel run (default: %(default)s)")
     bench.add_argument("--samples", help="comma-separated sample names, handed in in turn (default: the mix of a class, "
-                                         "autograder/course/benchmark.py MIX)")
+                                         "autograder/rehearsal/benchmark.py MIX)")
     bench.add_argument("--course", metavar="DIR", help="course root to copy (default: the bundled course/)")
     bench.add_argument("--repeats", type=int, default=1, help="runs of each configuration, for the spread (default: %(default)s)")
     bench.add_argument("--peer-copies", type=int, metavar="N", help="grade only the class's first N submissions with plain nbgrader (default: all)")

@@ -106,7 +106,7 @@ def demo(args: argparse.Namespace) -> int:
         result = grade_source(problem, examples.source(name), config_from(args))
         print(f"== {name}.py")
         print(result.to_text(), end="\n\n")
-    from ..course.demo import BUNDLED_COURSE, run_instructor_demo
+    from ..rehearsal.demo import BUNDLED_COURSE, run_instructor_demo
 
     if not (BUNDLED_COURSE / "nbgrader_config.py").is_file():  # installed from the wheel: no course comes with it
         print("The instructor's half of the demo (release, collect and grade the sample class) needs the course's "

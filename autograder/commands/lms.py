@@ -13,7 +13,7 @@ LMS_CHOICES = ("canvas", "moodle")
 
 def roster(args: argparse.Namespace) -> int:
     from ..course.course_dir import CourseError, course_directory, find_course_root, load_course_config
-    from ..course.roster import import_roster
+    from ..lms.roster import import_roster
 
     try:
         coursedir = course_directory(load_course_config(find_course_root(args.course)))

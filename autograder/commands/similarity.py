@@ -9,7 +9,7 @@ from ..errors import ExitCode
 
 def similar(args: argparse.Namespace) -> int:
     from ..course.course_dir import CourseError, course_directory, find_course_root, load_course_config
-    from ..course.similarity import course_hints, format_hints
+    from ..similarity import course_hints, format_hints
 
     if not 0 <= args.near < 1 or args.limit < 1:
         print("tvm-course similar: --near must be from 0 to below 1 and --limit at least 1", file=sys.stderr)
@@ -24,7 +24,7 @@ def similar(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    from ..course.similarity import LIMIT, NEAR
+    from ..similarity import LIMIT, NEAR
 
     parser = subparsers.add_parser(
         "similar",

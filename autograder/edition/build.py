@@ -169,7 +169,7 @@ def release_assignments(course: Path, assignments: list[str], out: Path, log: Ca
     """Each assignment's release into out/ASSIGNMENT/: the instructor's own release when the
     course has one, else nbgrader generate_assignment in a scratch copy of the course."""
     from ..problems.variants import SECRET_FILE, TABLE_FILE
-    from ..course.scratch_course import copy_course, release_assignment, release_leaks
+    from ..rehearsal.scratch_course import copy_course, release_assignment, release_leaks
 
     origins, variants = {}, {}
     secret, students = _course_has_class(course)
@@ -461,7 +461,7 @@ def find_leaks(edition: str | Path, *, course: str | Path = REPO_ROOT / "course"
     course/solutions/ or the gradebook."""
     from ..nbgrader_ext.plan import METADATA_KEY
     from ..problems.variants import VariantError, course_secret
-    from ..course.scratch_course import LEAK_MARKERS
+    from ..rehearsal.scratch_course import LEAK_MARKERS
     from ..costmodel.table import TABLE_FORMAT as COST_TABLE_FORMAT
 
     edition, course = Path(edition), Path(course)

@@ -1,5 +1,5 @@
 """What a schedule does, as a short outline of the loop nest it leaves: the instructor's
-similarity hints (course/similarity.py) compare this, not the instructions that made it.
+similarity hints (similarity.py) compare this, not the instructions that made it.
 
 Instructions that change nothing leave the same loop nest: a one-loop `fuse`, `reorder` or
 `merge`, a split by 1 (`[None, 1]` or `[1, None]`), `add_unit_loop`, `annotate` then

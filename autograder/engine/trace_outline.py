@@ -2,7 +2,7 @@
 program, written so that two copies of one schedule read the same on different workload shapes.
 
 The outline is kept in the Result (and so in the autograded notebook's metadata) for the
-instructor's similarity hints (course/similarity.py). It is made from a trace that
+instructor's similarity hints (similarity.py). It is made from a trace that
 trace_schema.validate_trace accepted, in the grader's own process: plain Python, no TVM, and
 bounded (MAX_LINES lines, MAX_LINE_CHARS characters a line, MAX_CHARS in all) whatever the
 trace holds.

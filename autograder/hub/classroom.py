@@ -103,7 +103,7 @@ def shell_path(account: Account, env: Path) -> None:
 def ensure_course(instructor: Account, students: list[Account], assignment: str, env: Path, user_env: dict) -> Path:
     """The instructor's course root (a copy of the repository's course/ with a secret of its own),
     the students enrolled, and `assignment` generated and released to the exchange."""
-    from ..course.scratch_course import BUNDLED_COURSE, copy_course
+    from ..rehearsal.scratch_course import BUNDLED_COURSE, copy_course
 
     root = instructor.home / COURSE_FOLDER
     if not (root / "nbgrader_config.py").is_file():
@@ -126,8 +126,8 @@ def _release(root: Path, assignment: str, students: list[str]) -> int:
     from nbgrader.api import Gradebook
 
     from ..course.course_dir import course_directory, load_course_config
-    from ..course.roster import enrol
-    from ..course.scratch_course import release_assignment
+    from ..lms.roster import enrol
+    from ..rehearsal.scratch_course import release_assignment
 
     coursedir = course_directory(load_course_config(root))
     with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:

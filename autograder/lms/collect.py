@@ -109,7 +109,7 @@ def _collect(assignment: str, lms: str, archive: Path, course, worksheet: Path |
                           + f"\nits log:\n{report.nbgrader_log[-3000:]}")
     report.unenrolled = _record_identities(coursedir, plan, sheet)
     if report.unenrolled:  # late joiners: their variants go into the tables already released
-        from ..course.roster import refresh_variant_tables
+        from .roster import refresh_variant_tables
 
         report.tables = refresh_variant_tables(coursedir)
     return report

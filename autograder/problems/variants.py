@@ -47,7 +47,7 @@ MIN_SECRET_CHARS = 16
 # nbgrader's student ids name folders (submitted/STUDENT/...): letters, digits and . _ @ + -
 STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}")
 
-# Which id a student gives: the one the course's LMS names their uploads by (course/roster.py).
+# Which id a student gives: the one the course's LMS names their uploads by (lms/roster.py).
 WHICH_ID = ("Your id is the one your course's LMS uses: on Canvas your Canvas user id, a number (open Account > "
             "Profile, or People and your own name: it ends the page's address, .../users/NUMBER; or the \"id\" that "
             "https://YOUR-CANVAS/api/v1/users/self shows), on Moodle your email address (any case)")

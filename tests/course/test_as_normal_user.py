@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course.samples import load_samples
-from autograder.course.scratch_course import copy_course, release_assignment, submit_samples
+from autograder.rehearsal.samples import load_samples
+from autograder.rehearsal.scratch_course import copy_course, release_assignment, submit_samples
 from autograder.engine import confine
 
 from .conftest import COURSE, REPO

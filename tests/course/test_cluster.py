@@ -27,7 +27,7 @@ import pytest
 from autograder.course import cluster, cluster_worker
 from autograder.course.course_dir import course_directory, load_course_config
 from autograder.course.grading_run import GradingOptions, grade_assignment
-from autograder.course.scratch_course import copy_course, release_assignment, submit_samples
+from autograder.rehearsal.scratch_course import copy_course, release_assignment, submit_samples
 from autograder.course.submissions import find_submissions
 from autograder.course.workers import kill_tree
 from autograder.nbgrader_ext.plan import METADATA_KEY

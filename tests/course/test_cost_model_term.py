@@ -17,8 +17,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.course.samples import build_submission, load_samples, submit
-from autograder.course.scratch_course import copy_course, release_leaks
+from autograder.rehearsal.samples import build_submission, load_samples, submit
+from autograder.rehearsal.scratch_course import copy_course, release_leaks
 from autograder.nbgrader_ext.normalise import coursedir_of  # noqa: F401  (the course's own modules import cleanly)
 from autograder.problems.variants import TABLE_FILE
 

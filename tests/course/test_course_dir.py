@@ -14,8 +14,8 @@ from sqlalchemy.exc import SAWarning
 from autograder.course.course_dir import (
     CourseError, course_directory, find_course_root, load_course_config, require_trusted_steps,
 )
-from autograder.course.samples import load_samples
-from autograder.course.scratch_course import copy_course, release_leaks
+from autograder.rehearsal.samples import load_samples
+from autograder.rehearsal.scratch_course import copy_course, release_leaks
 from autograder.nbgrader_ext import trusted_steps
 from autograder.course.submissions import (
     GRADED_RECORD, Recorded, RunAbilities, find_submissions, fingerprint, graded_directory, grading_decision, needs_grading,

@@ -7,7 +7,7 @@ import nbformat
 from nbgrader.preprocessors import CheckCellMetadata
 
 from autograder.course.course_dir import load_course_config
-from autograder.course.scratch_course import copy_course
+from autograder.rehearsal.scratch_course import copy_course
 from autograder.nbgrader_ext.plan import plan_from_notebook
 from autograder.nbgrader_ext.preprocessors import ResilientExecute, SaveTrustedGrades, StartTrustedGrading
 

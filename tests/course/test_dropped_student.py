@@ -10,7 +10,7 @@ import csv
 import pytest
 from nbgrader.api import Gradebook, MissingEntry
 
-from autograder.course.scratch_course import copy_course, release_assignment, submit_samples
+from autograder.rehearsal.scratch_course import copy_course, release_assignment, submit_samples
 
 from .conftest import COURSE
 from .test_term import GRADE_OPTIONS, command

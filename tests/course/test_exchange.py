@@ -20,8 +20,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.course.samples import build_submission, load_samples
-from autograder.course.scratch_course import copy_course, release_assignment, release_leaks
+from autograder.rehearsal.samples import build_submission, load_samples
+from autograder.rehearsal.scratch_course import copy_course, release_assignment, release_leaks
 from autograder.problems.variants import TABLE_FILE, course_secret, student_variant, variant_for
 
 from .conftest import COURSE

@@ -17,8 +17,8 @@ import pytest
 
 from autograder.course import grading_marker
 from autograder.course.course_dir import course_directory, load_course_config
-from autograder.course.samples import build_submission, load_samples
-from autograder.course.scratch_course import copy_course, release_assignment, submit_samples
+from autograder.rehearsal.samples import build_submission, load_samples
+from autograder.rehearsal.scratch_course import copy_course, release_assignment, submit_samples
 
 from .conftest import COURSE
 from .test_exchange import ASSIGNMENT, STUDENT, nbgrader

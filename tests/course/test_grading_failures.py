@@ -16,8 +16,8 @@ import pytest
 from autograder.course import grading_run
 from autograder.course.course_dir import course_directory, load_course_config
 from autograder.course.grading_run import GradingOptions, grade_assignment
-from autograder.course.samples import load_samples, submit
-from autograder.course.scratch_course import copy_course, release_assignment
+from autograder.rehearsal.samples import load_samples, submit
+from autograder.rehearsal.scratch_course import copy_course, release_assignment
 
 from .conftest import COURSE
 

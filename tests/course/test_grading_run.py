@@ -26,8 +26,8 @@ from nbclient import NotebookClient
 
 from autograder.course.course_dir import CourseError, course_directory, load_course_config
 from autograder.course.grading_run import Graded, GradingOptions, grade_assignment
-from autograder.course.samples import Sample, submit
-from autograder.course.scratch_course import copy_course, release_assignment, release_leaks, submit_samples
+from autograder.rehearsal.samples import Sample, submit
+from autograder.rehearsal.scratch_course import copy_course, release_assignment, release_leaks, submit_samples
 from autograder.course.submissions import fingerprint
 from autograder.problems.variants import SECRET_ENV, STUDENT_ENV, TABLE_FILE, course_secret, variant_for
 

@@ -23,8 +23,8 @@ from nbgrader.apps.api import NbGraderAPI
 
 from autograder.course.course_dir import course_directory, load_course_config
 from autograder.course.grading_run import grade_assignment
-from autograder.course.samples import load_samples, submit
-from autograder.course.scratch_course import copy_course, release_assignment
+from autograder.rehearsal.samples import load_samples, submit
+from autograder.rehearsal.scratch_course import copy_course, release_assignment
 
 from .conftest import COURSE
 from html_page import live_markup

@@ -27,7 +27,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.course import grading_marker
-from autograder.course.scratch_course import copy_course, release_assignment, submit_samples
+from autograder.rehearsal.scratch_course import copy_course, release_assignment, submit_samples
 
 from .conftest import COURSE
 from .test_term import GRADE_OPTIONS, command

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from autograder.course.course_dir import course_directory, load_course_config
-from autograder.course.samples import load_samples, submit
-from autograder.course.scratch_course import copy_course, release_assignment
+from autograder.rehearsal.samples import load_samples, submit
+from autograder.rehearsal.scratch_course import copy_course, release_assignment
 from autograder.nbgrader_ext.notebook_file import MAX_NOTEBOOK_BYTES
 
 from .conftest import COURSE

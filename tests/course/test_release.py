@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from autograder.course.samples import load_samples
-from autograder.course.scratch_course import copy_course, release_assignment, release_leaks
+from autograder.rehearsal.samples import load_samples
+from autograder.rehearsal.scratch_course import copy_course, release_assignment, release_leaks
 from autograder.problems.variants import SECRET_FILE, TABLE_FILE, course_secret, student_variant, table_key, variant_for
 from autograder.nbgrader_ext.plan import load_plan
 

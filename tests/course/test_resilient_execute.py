@@ -17,8 +17,8 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder.course.course_dir import course_directory, load_course_config
 from autograder.course.grading_run import GradingOptions, grade_assignment
-from autograder.course.samples import load_samples, submit
-from autograder.course.scratch_course import copy_course, release_assignment
+from autograder.rehearsal.samples import load_samples, submit
+from autograder.rehearsal.scratch_course import copy_course, release_assignment
 from autograder.nbgrader_ext.preprocessors import ResilientExecute
 
 from .conftest import COURSE

@@ -9,7 +9,7 @@ import pytest
 
 from autograder.course.grading_run import GradingOptions, grade_assignment
 from autograder.course.retime import MIN_PEERS, disturbed, measured_peaks
-from autograder.course.scratch_course import copy_course, release_assignment, submit_samples
+from autograder.rehearsal.scratch_course import copy_course, release_assignment, submit_samples
 from autograder.nbgrader_ext.plan import METADATA_KEY
 
 from .conftest import COURSE

@@ -19,7 +19,7 @@ import pytest
 from autograder.engine.config import GraderConfig
 from autograder.course.course_dir import CourseError
 from autograder.course.grading_run import GradingOptions, grade_assignment
-from autograder.course.scratch_course import copy_course, release_assignment, submit_samples
+from autograder.rehearsal.scratch_course import copy_course, release_assignment, submit_samples
 from autograder.course.workers import kill_tree
 from autograder.examples import source as example_source
 from autograder.engine.pipeline import grade_source

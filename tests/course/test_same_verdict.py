@@ -27,8 +27,8 @@ from nbclient import NotebookClient
 
 from autograder.course.course_dir import course_directory, load_course_config
 from autograder.course.grading_run import GradingOptions, grade_assignment
-from autograder.course.samples import Sample, submit
-from autograder.course.scratch_course import copy_course, release_assignment
+from autograder.rehearsal.samples import Sample, submit
+from autograder.rehearsal.scratch_course import copy_course, release_assignment
 from autograder.nbgrader_ext.trusted import graded_record
 from autograder.problems.variants import STUDENT_ENV, TABLE_FILE
 

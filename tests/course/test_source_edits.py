@@ -13,7 +13,7 @@ from nbgrader.api import Gradebook
 
 from autograder.course import source_edits
 from autograder.course.course_dir import course_directory, load_course_config
-from autograder.course.scratch_course import copy_course, release_assignment, submit_samples
+from autograder.rehearsal.scratch_course import copy_course, release_assignment, submit_samples
 
 from .conftest import COURSE
 from .test_term import GRADE_OPTIONS, command

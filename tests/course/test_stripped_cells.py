@@ -15,8 +15,8 @@ import json
 import nbformat
 import pytest
 
-from autograder.course.samples import build_submission, load_samples
-from autograder.course.scratch_course import copy_course, release_assignment
+from autograder.rehearsal.samples import build_submission, load_samples
+from autograder.rehearsal.scratch_course import copy_course, release_assignment
 
 from .conftest import COURSE
 from .test_exchange import ASSIGNMENT, STUDENT, nbgrader

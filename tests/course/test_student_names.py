@@ -10,8 +10,8 @@ from nbgrader.api import Gradebook
 from nbgrader.apps.api import NbGraderAPI
 
 from autograder.course.course_dir import course_directory, load_course_config
-from autograder.course.roster import enrol
-from autograder.course.scratch_course import copy_course, release_assignment, submit_samples
+from autograder.lms.roster import enrol
+from autograder.rehearsal.scratch_course import copy_course, release_assignment, submit_samples
 from autograder.hub.accounts import DEMO_NAMES
 
 from .conftest import COURSE

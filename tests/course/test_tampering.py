@@ -293,7 +293,7 @@ def test_a_tampered_submission_scores_what_it_did_untampered_and_is_flagged(tmp_
     removed (nbgrader puts it back) and two cells added: the same student, so the same workload."""
     from autograder.course.course_dir import course_directory, load_course_config
     from autograder.course.grading_run import grade_assignment
-    from autograder.course.scratch_course import copy_course, release_assignment, submit_samples
+    from autograder.rehearsal.scratch_course import copy_course, release_assignment, submit_samples
 
     from .conftest import COURSE
     from .test_grading_run import options

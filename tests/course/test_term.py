@@ -30,8 +30,8 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.course.samples import build_submission, load_samples
-from autograder.course.scratch_course import copy_course, release_assignment
+from autograder.rehearsal.samples import build_submission, load_samples
+from autograder.rehearsal.scratch_course import copy_course, release_assignment
 from autograder.problems.variants import TABLE_FILE, course_secret, student_variant, variant_for
 
 from .conftest import COURSE, REPO

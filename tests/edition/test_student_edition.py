@@ -25,8 +25,8 @@ import pytest
 import yaml
 
 from autograder.edition import build as student_edition
-from autograder.course.samples import build_submission, load_samples
-from autograder.course.scratch_course import copy_course, release_assignment, release_leaks
+from autograder.rehearsal.samples import build_submission, load_samples
+from autograder.rehearsal.scratch_course import copy_course, release_assignment, release_leaks
 from autograder.problems.variants import TABLE_FILE, course_secret, table_key
 from autograder.quiz.loading import is_released_data
 

@@ -25,8 +25,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from autograder.course.samples import load_samples
-from autograder.course.scratch_course import BUNDLED_COURSE
+from autograder.rehearsal.samples import load_samples
+from autograder.rehearsal.scratch_course import BUNDLED_COURSE
 from autograder.hub.classroom import COURSE_FOLDER, COURSE_ID, MAX_FILE_KB
 from autograder.problems.variants import course_secret, variant_for
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from autograder.course.scratch_course import copy_course, release_assignment
+from autograder.rehearsal.scratch_course import copy_course, release_assignment
 from autograder.nbgrader_ext import kernel_side
 from autograder.nbgrader_ext.grading_machine import (
     FORMAT, MAX_FILE_BYTES, RELEASE_FILE, GradingMachineError, Machine, read, this_cpu, timing_note, write,

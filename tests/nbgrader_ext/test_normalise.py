@@ -17,7 +17,7 @@ import pytest
 from nbgrader.nbgraderformat import MetadataValidator
 
 from autograder.course.course_dir import course_directory, load_course_config
-from autograder.course.scratch_course import copy_course, release_assignment
+from autograder.rehearsal.scratch_course import copy_course, release_assignment
 from autograder.nbgrader_ext.normalise import (
     REFUSED_KEY, NormaliseSubmission, missing_text, read_submission, submission_record, submitted_answers,
 )

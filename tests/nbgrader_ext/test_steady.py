@@ -9,7 +9,7 @@ import pytest
 
 from autograder.course.grading_run import GradingOptions, grade_assignment
 from autograder.course.retime import earlier_speeds
-from autograder.course.scratch_course import copy_course, release_assignment, submit_samples
+from autograder.rehearsal.scratch_course import copy_course, release_assignment, submit_samples
 from autograder.engine.report import Check, Result
 from autograder.nbgrader_ext.credit import score_part
 from autograder.nbgrader_ext.plan import METADATA_KEY

@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 from autograder.engine.config import GraderConfig
-from autograder.course.samples import build_submission, load_samples
+from autograder.rehearsal.samples import build_submission, load_samples
 from autograder.nbgrader_ext.plan import plan_from_notebook
 from autograder.nbgrader_ext.trusted import TRUSTED_NOTE, TrustedGrading, answer_sources
 from autograder.problems.variants import Variant

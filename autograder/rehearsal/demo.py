@@ -19,9 +19,9 @@ import tempfile
 from pathlib import Path
 from typing import TextIO
 
-from .grading_run import GradingOptions, grade_assignment
+from ..course.grading_run import GradingOptions, grade_assignment
 from .scratch_course import BUNDLED_COURSE, copy_course, release_assignment, release_leaks, submit_samples
-from .summary import format_table
+from ..course.summary import format_table
 
 DEMO_ASSIGNMENTS = ("tiling", "gpu-tiling", "cost-model")
 DEMO_PREFIX = "tvm-course-demo-"

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import TvmCourseError
-from .grading_run import GradingOptions, grade_assignment
+from ..course.grading_run import GradingOptions, grade_assignment
 from .scratch_course import BUNDLED_COURSE, copy_course, release_assignment, submit_samples
 
 ASSIGNMENT = "tiling"
@@ -57,7 +57,7 @@ def run_benchmark(copies: int, workers: int, samples: list[str] | None = None, c
                   full_rounds: int = 0, peer: bool = True, one_worker: bool = True) -> dict[str, dict]:
     """Grade one class with tvm-course (1 worker, `workers`, Dask) and with plain nbgrader; print
     rates, CPU seconds per submission and what each submission costs outside its timing."""
-    from .cluster import LocalCluster
+    from ..course.cluster import LocalCluster
 
     with tempfile.TemporaryDirectory(prefix="tvm-course-bench-") as scratch:
         root = copy_course(Path(course) if course else BUNDLED_COURSE, Path(scratch) / "course")
@@ -324,7 +324,7 @@ def _spread(rates: list[float]) -> str:
 
 
 def _cluster_size(address: str) -> int:
-    from .cluster import RESOURCE, connect
+    from ..course.cluster import RESOURCE, connect
 
     client = connect(address)
     try:

@@ -1,4 +1,4 @@
-"""course/benchmark.py: `tvm-course bench-grading` at tiny sizes. The benchmark itself, at a
+"""rehearsal/benchmark.py: `tvm-course bench-grading` at tiny sizes. The benchmark itself, at a
 class's size and with plain nbgrader beside it, is a command that prints numbers, not a test:
 here the tvm-course half runs end to end on two submissions, and the plain-nbgrader half's
 course is built and checked without running its kernels (a minute and more on 2 cores)."""
@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-from autograder.course.benchmark import MIX, ratio_line
-from autograder.course.scratch_course import mix_cycle
+from autograder.rehearsal.benchmark import MIX, ratio_line
+from autograder.rehearsal.scratch_course import mix_cycle
 
 
 def test_a_class_mix_keeps_its_proportions_in_any_first_part_of_the_class():
@@ -30,8 +30,8 @@ def test_the_last_line_is_the_one_scripts_read():
 def test_the_plain_course_grades_in_the_kernel_with_nbgraders_own_configuration(tmp_path):
     import nbformat
 
-    from autograder.course.benchmark import ASSIGNMENT, PLAIN_SELF_CHECK, _plain_course
-    from autograder.course.scratch_course import BUNDLED_COURSE
+    from autograder.rehearsal.benchmark import ASSIGNMENT, PLAIN_SELF_CHECK, _plain_course
+    from autograder.rehearsal.scratch_course import BUNDLED_COURSE
 
     plain = _plain_course(BUNDLED_COURSE, tmp_path)
     config = (plain / "nbgrader_config.py").read_text()
@@ -44,7 +44,7 @@ def test_the_plain_course_grades_in_the_kernel_with_nbgraders_own_configuration(
 
 @pytest.mark.slow
 def test_the_benchmark_grades_a_tiny_class_and_says_what_each_step_cost():
-    from autograder.course.benchmark import run_benchmark
+    from autograder.rehearsal.benchmark import run_benchmark
 
     out = io.StringIO()
     measured = run_benchmark(copies=2, workers=1, samples=["dev"], out=out, peer=False)

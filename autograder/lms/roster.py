@@ -34,7 +34,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .course_dir import CourseError
+from ..course.course_dir import CourseError
 from ..problems.variants import VariantError, check_student_id
 
 FORMATS = ("canvas", "moodle", "csv")

@@ -1,4 +1,4 @@
-"""autograder/course/samples.py and course/samples/: sample submissions that fit their assignment."""
+"""autograder/rehearsal/samples.py and course/samples/: sample submissions that fit their assignment."""
 from __future__ import annotations
 
 import shutil
@@ -7,11 +7,11 @@ import nbformat
 import pytest
 
 from autograder.course.course_dir import course_directory, load_course_config
-from autograder.course.samples import SampleError, build_submission, load_samples, submit
-from autograder.course.scratch_course import copy_course
+from autograder.rehearsal.samples import SampleError, build_submission, load_samples, submit
+from autograder.rehearsal.scratch_course import copy_course
 from autograder.nbgrader_ext.plan import plan_from_notebook
 
-from .conftest import COURSE, source_notebook
+from bundled_course import COURSE, source_notebook
 
 KINDS = {"passed", "failed", "error", "crashed", "timeout", "rejected", "needs-gpu"}
 

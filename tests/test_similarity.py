@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from autograder.course.similarity import (
+from autograder.similarity import (
     NEAR,
     Outlined,
     _outline_of,
@@ -153,7 +153,7 @@ def _with(schedule_source: str, extra: str = ""):
 
 
 def test_instructions_that_change_nothing_leave_the_outline_as_it_was():
-    from autograder.course.similarity import outlines_of_schedule
+    from autograder.similarity import outlines_of_schedule
 
     import solutions
 
@@ -207,10 +207,10 @@ RIGHT = "TILES_PER_CHANNEL = 196\nTILE_BYTES = 1024\nWHOLE_BYTES = 3211264\nHALO
 def graded(tmp_path_factory):
     from autograder.cli import main
     from autograder.course.course_dir import course_directory, load_course_config
-    from autograder.course.samples import Sample, submit
-    from autograder.course.scratch_course import copy_course, release_assignment, submit_samples
+    from autograder.rehearsal.samples import Sample, submit
+    from autograder.rehearsal.scratch_course import copy_course, release_assignment, submit_samples
 
-    from .conftest import COURSE
+    from bundled_course import COURSE
 
     root = copy_course(COURSE, tmp_path_factory.mktemp("similar") / "course")
     release_assignment(root, "tiling")
@@ -269,9 +269,9 @@ def test_the_outline_is_stored_with_the_grade(graded):
 
 def test_similar_without_a_course_is_a_usage_error_and_without_grades_says_so(tmp_path, capsys):
     from autograder.cli import main
-    from autograder.course.scratch_course import copy_course
+    from autograder.rehearsal.scratch_course import copy_course
 
-    from .conftest import COURSE
+    from bundled_course import COURSE
 
     assert main(["similar", "tiling", "--course", str(tmp_path)]) == 2
     assert "no nbgrader course root" in capsys.readouterr().err

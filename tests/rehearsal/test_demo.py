@@ -1,4 +1,4 @@
-"""`make demo`'s instructor half (course/demo.py): a scratch course of its own per run, private,
+"""`make demo`'s instructor half (rehearsal/demo.py): a scratch course of its own per run, private,
 gone at the end unless kept, and no warning about its own copy. The grading itself is stood in
 for (the class run has its own tests); the release and the hand-in are nbgrader's, for real."""
 from __future__ import annotations

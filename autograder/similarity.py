@@ -32,10 +32,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..engine.trace_outline import MAX_LINE_CHARS, MAX_LINES
-from ..engine.untrusted_text import visible
-from ..nbgrader_ext.plan import METADATA_KEY
-from .submissions import find_submissions, graded_directory
+from .engine.trace_outline import MAX_LINE_CHARS, MAX_LINES
+from .engine.untrusted_text import visible
+from .nbgrader_ext.plan import METADATA_KEY
+from .course.submissions import find_submissions, graded_directory
 
 NEAR = 0.2  # the largest share of differing instructions for two outlines to be near
 LIMIT = 20  # groups and pairs listed per section of the text
@@ -139,9 +139,9 @@ def _outline_of(result, key: str = "trace_outline") -> tuple[str, ...] | None:
 def shared_outlines() -> dict[tuple[str, ...], str]:
     """Outline -> what it is, for every schedule the package and the lessons show students
     (both kinds of outline: they never coincide)."""
-    from ..lessons import schedules
-    from ..problems import PROBLEMS
-    from ..problems.yardsticks import YARDSTICKS
+    from .lessons import schedules
+    from .problems import PROBLEMS
+    from .problems.yardsticks import YARDSTICKS
 
     shown = {"the journal's tiling, shown in the lessons": schedules.example("journal")}
     for problem in PROBLEMS.values():
@@ -181,10 +181,10 @@ def outlines_of_schedule(function) -> tuple[tuple[str, ...], tuple[str, ...]]:
     grader makes them: the loop nest (what the hints compare) and the trace's instructions."""
     from tvm import s_tir
 
-    from ..engine.nest_outline import outline_function
-    from ..engine.replay import trace_to_json
-    from ..engine.trace_outline import outline_trace
-    from ..problems.workload import fused_primfunc
+    from .engine.nest_outline import outline_function
+    from .engine.replay import trace_to_json
+    from .engine.trace_outline import outline_trace
+    from .problems.workload import fused_primfunc
 
     schedule = s_tir.Schedule(fused_primfunc())
     function(schedule)

@@ -29,7 +29,7 @@ from ..costmodel.baseline import BASELINE_SOURCE
 from ..costmodel.grade import BAR_CACHE, grade_learner, sample_seed
 from ..costmodel.table import TABLES_ENV, measure
 from ..problems.variants import course_secret, variant_for
-from .grading_run import GradingOptions, grade_assignment
+from ..course.grading_run import GradingOptions, grade_assignment
 from .scratch_course import BUNDLED_COURSE, copy_course, release_assignment, submit_samples
 
 SAMPLE = "ada"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from .course_dir import CONFIG_FILE, CourseError, course_directory, load_course_config
+from ..course.course_dir import CONFIG_FILE, CourseError, course_directory, load_course_config
 from ..problems.variants import create_secret
 from .samples import Sample, load_samples, submit
 
