@@ -66,7 +66,10 @@ class CostModelResult:
     parts: dict[str, PartVerdict]
     table_key: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # the table's audit, and anything else said once
-    plot: dict = field(default_factory=dict)  # measured and predicted (first split), search curves
+    # What the feedback draws (feedback_plots.py): "ranking", the first split's held-out times and
+    # the student's scores; "search", the mean fraction of the pool's best found after each
+    # measurement, the student's, the instructor's and random's
+    plot: dict = field(default_factory=dict)
 
     @property
     def pending(self) -> bool:
@@ -234,13 +237,17 @@ def grade_learner(source: str, table: Table, seed: int = NO_STUDENT_SEED, limits
 
     def ranking(student: scoring.RankingOutcome, theirs: scoring.RankingOutcome) -> PartVerdict:
         first = student.per_split[0]
-        result.plot["ranking"] = {"seconds": table.seconds[first["indices"]].tolist(), "scores": first["scores"]}
+        result.plot["ranking"] = {"seconds": table.seconds[first["indices"]].tolist(), "scores": first["scores"],
+                                  "top_k": plan.top_k}
         score = scoring.ranking_credit(student, theirs, plan)
         return PartVerdict(score.fraction, score.lines)
 
     def search(student: scoring.SearchOutcome, theirs: scoring.SearchOutcome) -> PartVerdict:
-        result.plot["search"] = {"student": student.curves[0], "instructor": theirs.curves[0],
-                                 "pool_best": float(table.seconds.min())}
+        best, budget = float(table.seconds.min()), min(max(plan.budgets), len(table.seconds))
+        result.plot["search"] = {"student": scoring.fraction_of_best(student.curves, best, budget),
+                                 "instructor": scoring.fraction_of_best(theirs.curves, best, budget),
+                                 "random": scoring.random_fraction_of_best(table.seconds, budget),
+                                 "goal": 1 / scoring.NEAR_BEST, "searches": plan.seeds}
         score = scoring.search_credit(student, theirs, plan)
         return PartVerdict(score.fraction, score.lines)
 

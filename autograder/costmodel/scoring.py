@@ -224,6 +224,25 @@ def search(model_for: ModelFactory, seconds: np.ndarray, plan: ScoringPlan, seed
     return SearchOutcome(float(np.mean(counts)), float(np.mean(randoms)), curves)
 
 
+def fraction_of_best(curves: Sequence[Sequence[float]], best: float, budget: int) -> list[float]:
+    """The mean over searches of the pool's best time over the best found after 1..budget
+    measurements. A search stops once it finds a schedule within NEAR_BEST of the best: from
+    there on its curve keeps what it found."""
+    rows = []
+    for curve in curves:
+        found = np.asarray(curve[:budget], dtype=np.float64)
+        if not len(found):
+            continue
+        rows.append(best / np.concatenate([found, np.full(budget - len(found), found[-1])]))
+    return np.mean(rows, axis=0).tolist() if rows else []
+
+
+def random_fraction_of_best(seconds: Sequence[float], budget: int) -> list[float]:
+    """The exact expectation of the same for candidates measured in a random order: after t
+    measurements, random_top_k(seconds, t)."""
+    return [random_top_k(seconds, t) for t in range(1, min(budget, len(seconds)) + 1)]
+
+
 @dataclass
 class PartScore:
     fraction: float

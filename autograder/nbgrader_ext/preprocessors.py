@@ -11,7 +11,8 @@ has been rebuilt from the source notebook's cells (normalise.py, the first sanit
                           only with `c.TrustedGrader.execute_student_notebooks = True`: it
                           runs the student's whole notebook as the grading user
     SaveTrustedGrades     nbgrader's SaveAutoGrades, except that test cells named in the plan
-                          get the trusted score (and its explanation as their output), not
+                          get the trusted score (and its explanation as their output; a cost
+                          model's part, its figure too: costmodel/feedback_plots.py), not
                           whatever the kernel printed
 
 Test cells the plan does not name keep nbgrader's usual scoring from their output when the
@@ -40,6 +41,7 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
 from traitlets import Bool, Dict, Enum, Float
 from traitlets.config import Configurable
 
+from ..costmodel.feedback_plots import figures
 from ..engine.config import GraderConfig
 from ..problems.variants import TABLE_FILE, VariantError, check_student_id, course_secret, variant_for, write_table
 from .credit import GRADER_FAILED
@@ -275,6 +277,7 @@ def _write_outputs(nb, plan: GradingPlan, trusted: TrustedVerdicts) -> None:
                 cell.outputs.append(
                     nbformat.v4.new_output("execute_result", data={"text/plain": repr(points)}, execution_count=cell.get("execution_count"))
                 )
+            cell.outputs.extend(_cost_model_figure(plan, trusted, grade_id))
         elif grade_id in plan.reports:
             result = trusted.results.get(plan.reports[grade_id])
             if result is not None and result.grader_fault:  # the student is told that much, no more
@@ -286,6 +289,18 @@ def _write_outputs(nb, plan: GradingPlan, trusted: TrustedVerdicts) -> None:
             else:
                 marks = trusted.questions.get(plan.reports[grade_id], {})
                 cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="\n".join(marks.get("lines", [])) + "\n")]
+
+
+def _cost_model_figure(plan: GradingPlan, trusted: TrustedVerdicts, grade_id: str) -> list:
+    """A cost model's test cell's figure (costmodel/feedback_plots.py), drawn from the trusted
+    verdict, never from the notebook: the feedback shows it under the part's score."""
+    scored = plan.scored[grade_id]
+    if plan.answers[scored.answer].kind != "cost-model":
+        return []
+    figure = figures(trusted.cost_models.get(scored.answer, {}).get("plot")).get(str(scored.part))
+    if figure is None:  # the learner failed in this part, or nothing was graded: its lines say why
+        return []
+    return [nbformat.v4.new_output("display_data", data={"image/svg+xml": figure.svg, "text/plain": figure.text})]
 
 
 def _error_output(name: str, message: str):

@@ -7,16 +7,21 @@ The scratch course grades on the tiny candidate table (`c.TrustedGrader.cost_mod
 whole path is what is tested here, not the real table's size (tests/costmodel has that)."""
 from __future__ import annotations
 
+import base64
 import csv
 import os
 import pwd
+import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from autograder.costmodel.scoring import ScoringPlan
+from autograder.costmodel.space import TINY, TINY_SHAPE, candidates
 from autograder.rehearsal.samples import build_submission, load_samples, submit
 from autograder.rehearsal.scratch_course import copy_course, release_leaks
 from autograder.nbgrader_ext.normalise import coursedir_of  # noqa: F401  (the course's own modules import cleanly)
@@ -28,6 +33,7 @@ pytestmark = pytest.mark.slow
 
 BIN = Path(sys.executable).parent
 ASSIGNMENT = "cost-model"
+SVG = "{http://www.w3.org/2000/svg}"
 STUDENT = pwd.getpwuid(os.getuid()).pw_name  # nbgrader names a submitter by their OS user
 
 
@@ -109,3 +115,20 @@ def test_the_feedback_says_why_each_part_scored_what_it_did(term):
     assert "NaN or infinite" in ben and "scores 0" in ben
     ada = (root / "feedback" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     assert "top-2 score" in ada and "pairwise accuracy" in ada
+    # each part's figure, drawn from the grader's record: a point per held-out candidate of the
+    # first split; the student's, the instructor's and random's curves over the search's budget
+    pool = len(candidates(TINY_SHAPE, TINY))
+    plan = ScoringPlan.for_pool(pool)
+    figures = svg_images(ada)
+    assert len(figures) == 2, ada
+    ranking, search = figures
+    assert len([c for c in ranking.iter(f"{SVG}circle") if "candidate" in c.get("class", "")]) == pool - plan.train
+    curves = {c.get("class"): c.get("points").split() for c in search.iter(f"{SVG}polyline")}
+    assert sorted(curves) == ["curve instructor", "curve random", "curve student"]
+    assert {len(points) for points in curves.values()} == {max(plan.budgets)}
+    assert svg_images(ben) == []  # a learner that failed in both parts: nothing to draw, its lines say why
+
+
+def svg_images(page: str) -> list[ET.Element]:
+    """The SVG figures of a feedback page, which nbconvert shows as <img> data URLs."""
+    return [ET.fromstring(base64.b64decode(found)) for found in re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', page)]
