@@ -35,6 +35,7 @@ BIN = Path(sys.executable).parent
 ASSIGNMENT = "cost-model"
 SVG = "{http://www.w3.org/2000/svg}"
 STUDENT = pwd.getpwuid(os.getuid()).pw_name  # nbgrader names a submitter by their OS user
+CANVAS_IDS = {STUDENT: "7001", "ben": "7002"}  # as `tvm-course roster --from canvas` records them
 
 
 def run(args: list[str], cwd: Path, env: dict, timeout: int = 600) -> str:
@@ -60,7 +61,7 @@ def term(tmp_path_factory):
     where = ["--course", "tvm-course", f"--Exchange.root={exchange}"]
     log = {}
     for student in (STUDENT, "ben"):
-        run([*nbgrader, "db", "student", "add", student], root, env)
+        run([*nbgrader, "db", "student", "add", student, f"--lms-user-id={CANVAS_IDS[student]}"], root, env)
     log["generate"] = run([*nbgrader, "generate_assignment", ASSIGNMENT], root, env)
     log["release"] = run([*nbgrader, "release_assignment", ASSIGNMENT, *where], root, env)
     home = base / "home"
@@ -127,6 +128,51 @@ def test_the_feedback_says_why_each_part_scored_what_it_did(term):
     assert sorted(curves) == ["curve instructor", "curve random", "curve student"]
     assert {len(points) for points in curves.values()} == {max(plan.budgets)}
     assert svg_images(ben) == []  # a learner that failed in both parts: nothing to draw, its lines say why
+
+
+def test_the_grades_reach_the_lms_once_the_written_answers_are_marked(term):
+    root, _, _, _ = term
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+    def export(fmt: str, *options: str) -> dict[str, dict]:
+        path = root / f"export-{fmt}.csv"
+        run([str(BIN / "tvm-course"), "export", ASSIGNMENT, "--format", fmt, "-o", str(path), "--course", str(root), *options],
+            root, env)
+        with open(path, newline="", encoding="utf-8") as handle:
+            return {row["student" if fmt == "csv" else "ID"]: row for row in csv.DictReader(handle)}
+
+    # the written answer is marked by hand: until then ada's score is not final, and none is written;
+    # ben wrote none, which nbgrader scores 0 as it stands (an unchanged answer cell)
+    before = export("csv")
+    assert before[STUDENT]["score"] == "" and "written" in before[STUDENT]["pending"].split(","), before[STUDENT]
+    assert before["ben"]["score"] == "0" and before["ben"]["pending"] == "", before["ben"]
+    from autograder.course.course_dir import course_directory, load_course_config
+    from nbgrader.api import Gradebook
+
+    coursedir = course_directory(load_course_config(root))
+    marks = {STUDENT: 1.5}
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:  # as the formgrader saves a mark
+        for student, mark in marks.items():
+            gradebook.find_grade("written", ASSIGNMENT, ASSIGNMENT, student).manual_score = mark
+        gradebook.db.commit()
+    with open(root / f"{ASSIGNMENT}-grades.csv", newline="", encoding="utf-8") as handle:
+        graded = {row["student"]: row for row in csv.DictReader(handle)}
+    expected = {}  # both autograded parts and the mark; none where a part is pending (the tiny table's search may be)
+    for student in (STUDENT, "ben"):
+        parts = [graded[student]["ranking"], graded[student]["search"]]
+        expected[student] = None if "" in parts else sum(map(float, parts)) + marks.get(student, 0.0)
+    after = export("csv")
+    canvas = export("canvas", "--column", "Cost model (9031)")
+    for student, score in expected.items():
+        row = after[student]
+        assert row["max_score"] == "10", row
+        if score is None:
+            assert row["score"] == "" and row["pending"] == "search", row
+            assert canvas[CANVAS_IDS[student]]["Cost model (9031)"] == ""
+        else:
+            assert float(row["score"]) == pytest.approx(score) and row["pending"] == "", row
+            assert float(canvas[CANVAS_IDS[student]]["Cost model (9031)"]) == pytest.approx(score)
+    assert expected["ben"] == 0.0  # both parts 0: his learner's NaN
 
 
 def svg_images(page: str) -> list[ET.Element]:
