@@ -46,6 +46,24 @@ class Assignment:
     problem: str
     after: str  # id of the lesson a student should finish first
 
+    @property
+    def graded_on(self) -> str:
+        """What the class run grades, in the words the website and the map use."""
+        from .costmodel import NAME as COST_MODEL
+
+        if self.problem == COST_MODEL:
+            return "graded on how well your model ranks schedule candidates and how soon it steers a search to a fast one"
+        return f"graded as problem {self.problem}"
+
+    @property
+    def check_it(self) -> tuple[str, str]:
+        """How a student checks their work before handing it in: (a sentence's start, then the code to run)."""
+        from .costmodel import NAME as COST_MODEL
+
+        if self.problem == COST_MODEL:  # a model, not a schedule: grade-schedule cannot check it
+            return "Check your model on your own machine with the notebook's self-check cell", "self_check(features, Model)"
+        return "Try a schedule any time", f"tvm-course grade-schedule {self.problem} my_schedule.py"
+
 
 @dataclass(frozen=True)
 class Unit:

@@ -55,6 +55,8 @@ class AssignmentEntry:
     problem: str
     after_title: str
     after_page: str
+    graded_on: str = ""  # syllabus.Assignment's: what is graded, and how to check it first
+    check_it: tuple[str, str] = ("", "")
 
 
 @dataclass
@@ -75,8 +77,8 @@ def map_entries(syllabus: Syllabus, question_counts: dict[str, QuizCount]) -> li
         lessons = [LessonEntry(lesson.title, lesson_page(lesson.id), lesson.notebook,
                                question_counts.get(lesson.id, QuizCount(0, 0)), numbers[lesson.id])
                    for lesson in unit.lessons]
-        assignments = [AssignmentEntry(a.title, a.problem, titles.get(a.after, a.after), lesson_page(a.after))
-                       for a in unit.assignments]
+        assignments = [AssignmentEntry(a.title, a.problem, titles.get(a.after, a.after), lesson_page(a.after), a.graded_on,
+                                       a.check_it) for a in unit.assignments]
         units.append(UnitEntry(unit.id, unit.title, unit.summary, lessons, assignments))
     return units
 
