@@ -55,6 +55,8 @@ def sample_seed(secret: bytes | None, shape_key: dict) -> int:
 class PartVerdict:
     fraction: float | None  # None: pending (the grader's fault)
     lines: list[str]
+    failed: bool = False  # the student's learner (or answer cell) failed in this part: a zero, `lines` say why
+    gist: str = ""  # one short line for the instructor's table: the numbers, or why the learner failed
 
     @property
     def pending(self) -> bool:
@@ -135,9 +137,16 @@ def _run_part(name: str, run) -> PartVerdict:
     try:
         return run()
     except LearnerFailure as failure:
-        return PartVerdict(0.0, [f"your learner failed in the {name} part, which scores 0: {failure}"])
+        return PartVerdict(0.0, [f"your learner failed in the {name} part, which scores 0: {failure}"], failed=True,
+                           gist=_gist(f"learner failed: {failure}"))
     except (LearnerFault, scoring.ScaleUnfit) as fault:
         return PartVerdict(None, [f"the {name} part could not be graded on this machine (pending, not your fault): {fault}"])
+
+
+def _gist(text: str, limit: int = 120) -> str:
+    """`text` on one line, cut to `limit` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # --- the bar: the instructor's model's outcomes, kept per table, draws and solution -----------
@@ -227,7 +236,8 @@ def grade_learner(source: str, table: Table, seed: int = NO_STUDENT_SEED, limits
     problem = syntax_problem(source)
     if problem:
         for part in PARTS:
-            result.parts[part] = PartVerdict(0.0, [f"your answer cell cannot run, so the {part} part scores 0: {problem}"])
+            result.parts[part] = PartVerdict(0.0, [f"your answer cell cannot run, so the {part} part scores 0: {problem}"],
+                                             failed=True, gist=_gist(f"answer cell cannot run: {problem}"))
         return result
     if not bar.strip() or syntax_problem(bar):
         why = "the course's source notebook has no runnable solution for the cost model (pending, not your fault)"
@@ -240,7 +250,7 @@ def grade_learner(source: str, table: Table, seed: int = NO_STUDENT_SEED, limits
         result.plot["ranking"] = {"seconds": table.seconds[first["indices"]].tolist(), "scores": first["scores"],
                                   "top_k": plan.top_k}
         score = scoring.ranking_credit(student, theirs, plan)
-        return PartVerdict(score.fraction, score.lines)
+        return PartVerdict(score.fraction, score.lines, gist=score.gist)
 
     def search(student: scoring.SearchOutcome, theirs: scoring.SearchOutcome) -> PartVerdict:
         best, budget = float(table.seconds.min()), min(max(plan.budgets), len(table.seconds))
@@ -249,7 +259,7 @@ def grade_learner(source: str, table: Table, seed: int = NO_STUDENT_SEED, limits
                                  "random": scoring.random_fraction_of_best(table.seconds, budget),
                                  "goal": 1 / scoring.NEAR_BEST, "searches": plan.seeds}
         score = scoring.search_credit(student, theirs, plan)
-        return PartVerdict(score.fraction, score.lines)
+        return PartVerdict(score.fraction, score.lines, gist=score.gist)
 
     # The four runs (each part, the student's and the bar's) mostly wait on their children: overlapped.
     with ThreadPoolExecutor(max_workers=4, thread_name_prefix="cost-model-part") as pool:

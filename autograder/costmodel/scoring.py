@@ -247,6 +247,7 @@ def random_fraction_of_best(seconds: Sequence[float], budget: int) -> list[float
 class PartScore:
     fraction: float
     lines: list[str]
+    gist: str = ""  # the numbers in one short line, for the instructor's table (course/summary.py)
 
 
 def ranking_credit(student: RankingOutcome, bar: RankingOutcome, plan: ScoringPlan) -> PartScore:
@@ -258,7 +259,8 @@ def ranking_credit(student: RankingOutcome, bar: RankingOutcome, plan: ScoringPl
         f"pairwise accuracy {student.pairwise:.3f} (random 0.500, the instructor's model {bar.pairwise:.3f}): "
         f"{pair:.0%} of the credit",
         f"(mean of {plan.splits} splits, each fitted on {plan.train} candidates and ranking the rest)",
-    ])
+    ], f"top-{plan.top_k} {student.top_k:.2f}, pairwise {student.pairwise:.2f}; the instructor's {bar.top_k:.2f}, "
+       f"{bar.pairwise:.2f}")
 
 
 def search_credit(student: SearchOutcome, bar: SearchOutcome, plan: ScoringPlan) -> PartScore:
@@ -270,7 +272,8 @@ def search_credit(student: SearchOutcome, bar: SearchOutcome, plan: ScoringPlan)
         f"measurements until a schedule within {NEAR_BEST - 1:.0%} of the pool's best: {student.measurements:.1f} "
         f"(random picks {student.random:.1f}, the instructor's model {bar.measurements:.1f}): {credit:.0%} of the credit",
         _search_plan_line(plan),
-    ])
+    ], f"{student.measurements:.1f} measurements to a near-best schedule; random {student.random:.1f}, the instructor's "
+       f"{bar.measurements:.1f}")
 
 
 def _search_plan_line(plan: ScoringPlan) -> str:

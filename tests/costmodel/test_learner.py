@@ -127,6 +127,9 @@ def test_a_hostile_part_scores_zero_and_the_other_part_is_graded(tiny_table):
         "    def predict(self, X):\n", "    def predict(self, X):\n        assert FIRST_FIT[0] < 8, 'too many'\n")
     result = grade.grade_learner(source, tiny_table, seed=3, limits=SHORT, bar=GOOD)
     assert result.parts["ranking"].fraction == 0.0 and "too many" in result.parts["ranking"].lines[0]
+    assert result.parts["ranking"].failed and result.parts["ranking"].gist.startswith("learner failed: ")
+    assert "too many" in result.parts["ranking"].gist and len(result.parts["ranking"].gist) <= 120
+    assert not result.parts["search"].failed
     assert result.parts["search"].fraction is not None and result.parts["search"].fraction > 0.0 or \
         "pending" in result.parts["search"].lines[0]
 
@@ -134,6 +137,7 @@ def test_a_hostile_part_scores_zero_and_the_other_part_is_graded(tiny_table):
 def test_a_syntax_error_scores_zero_in_both_parts_and_runs_nothing(tiny_table):
     result = grade.grade_learner("def features(:\n", tiny_table, bar=GOOD)
     assert all(p.fraction == 0.0 and "syntax error on line 1" in p.lines[0] for p in result.parts.values())
+    assert all(p.failed and p.gist.startswith("answer cell cannot run: syntax error") for p in result.parts.values())
 
 
 def test_missing_names_are_said():

@@ -118,3 +118,6 @@ def test_credit_lines_say_where_the_model_stands():
     search = scoring.search_credit(scoring.SearchOutcome(9.0, 10.0), scoring.SearchOutcome(6.0, 10.0), plan)
     assert search.fraction == pytest.approx(1 / 3.2)
     assert "9.0 (random picks 10.0, the instructor's model 6.0)" in search.lines[0]
+    # and each in one line, for the instructor's table of the class
+    assert credit.gist == "top-1 0.80, pairwise 0.75; the instructor's 1.00, 1.00"
+    assert search.gist == "9.0 measurements to a near-best schedule; random 10.0, the instructor's 6.0"
