@@ -9,18 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .report import Check
+
 # Blocks of the fused workload whose outputs fusion should shrink to a tile.
 FUSED_PRODUCERS = ("conv2d_nchw", "T_add")
-
-
-@dataclass(frozen=True)
-class CheckOutcome:
-    name: str
-    passed: bool
-    message: str
-
-    def as_dict(self) -> dict:
-        return {"name": self.name, "passed": self.passed, "message": self.message}
 
 
 def walk(node, visit) -> None:
@@ -156,15 +148,15 @@ def human_bytes(count: float) -> str:
     return f"{int(count)} B"
 
 
-def check_interface(original, scheduled) -> CheckOutcome:
+def check_interface(original, scheduled) -> Check:
     """The scheduled function takes and returns exactly what the workload does."""
 
     def signature(func):
         return [(tuple(int(d) for d in p.shape), str(p.dtype)) for p in func.params]
 
     if signature(original) != signature(scheduled):
-        return CheckOutcome("interface", False, "the schedule changed the function's inputs or output")
-    return CheckOutcome("interface", True, "inputs and output unchanged")
+        return Check("interface", False, "the schedule changed the function's inputs or output")
+    return Check("interface", True, "inputs and output unchanged")
 
 
 def _derived_from(name: str, origin: str) -> bool:
@@ -173,7 +165,7 @@ def _derived_from(name: str, origin: str) -> bool:
     return name == origin or name.startswith((origin + "_", origin + "."))
 
 
-def check_fusion(original, scheduled, target, budget_bytes: int) -> CheckOutcome:
+def check_fusion(original, scheduled, target, budget_bytes: int) -> Check:
     """Every buffer the scheduled function allocates, whatever primitive made it, must be
     tile-sized as lowering lays it out (`allocations`: compacted, then flattened with its
     strides), except the inputs, the workload's own padding and copies of them: the conv's and
@@ -210,15 +202,15 @@ def check_fusion(original, scheduled, target, budget_bytes: int) -> CheckOutcome
     too_big.extend(("", name, n) for name, n in after.items()
                    if n > budget_bytes and not any(_derived_from(name, origin) for origin in exempt | set(watched.values())))
     if gone and not too_big:
-        return CheckOutcome("fusion", False, "; ".join(parts) + ": a computation the chain needs is no longer in "
+        return Check("fusion", False, "; ".join(parts) + ": a computation the chain needs is no longer in "
                             "the scheduled function, so nothing is fused" + _decompose_padding_note(scheduled))
     if not too_big:
-        return CheckOutcome("fusion", True, "; ".join(parts) + f"; budget {human_bytes(budget_bytes)}")
+        return Check("fusion", True, "; ".join(parts) + f"; budget {human_bytes(budget_bytes)}")
     too_big.sort(key=lambda entry: -entry[2])
     block, buffer, size = too_big[0]
     size_text = _allocation_text(allocated[buffer])
     if buffer not in watched.values():
-        return CheckOutcome(
+        return Check(
             "fusion",
             False,
             f"after lowering, the schedule allocates {buffer}, {size_text}, over the {human_bytes(budget_bytes)} "
@@ -226,14 +218,14 @@ def check_fusion(original, scheduled, target, budget_bytes: int) -> CheckOutcome
             "adds (rfactor, cache_read, cache_write, reindex); a whole-tensor copy keeps the intermediate out of cache.",
         )
     if allocated[buffer].padded and allocated[buffer].tile_bytes <= budget_bytes:
-        return CheckOutcome(
+        return Check(
             "fusion",
             False,
             f"after lowering, {buffer} (written by '{block}') is {size_text}, over the {human_bytes(budget_bytes)} tile "
             "budget: the tile itself fits, but the alignment spreads it over memory that the cache must hold as well. "
             "Align to a smaller factor (a multiple of the cache line, 64 bytes, is what alignment is for), or not at all.",
         )
-    return CheckOutcome(
+    return Check(
         "fusion",
         False,
         f"after lowering, {buffer} (written by '{block}') is still {size_text}, over the "
@@ -328,21 +320,21 @@ def blocks_under(node) -> list[str]:
     return names
 
 
-def check_vector_width(scheduled) -> CheckOutcome:
+def check_vector_width(scheduled) -> Check:
     """No vectorized loop wider than MAX_VECTOR_LANES (or of an extent not known when compiling)."""
     loops = vectorized_loops(scheduled)
     widest = max((lanes for _, lanes in loops), default=0)
     unknown = [block for block, lanes in loops if lanes < 0]
     if unknown:
-        return CheckOutcome("vector-width", False, f"a vectorized loop around block '{unknown[0]}' has no constant extent: "
+        return Check("vector-width", False, f"a vectorized loop around block '{unknown[0]}' has no constant extent: "
                             "a vector's width must be known when compiling")
     if widest <= MAX_VECTOR_LANES:
-        return CheckOutcome("vector-width", True, f"widest vector {widest} lanes (at most {MAX_VECTOR_LANES})" if loops
+        return Check("vector-width", True, f"widest vector {widest} lanes (at most {MAX_VECTOR_LANES})" if loops
                             else "no vectorized loop")
     block = next(block for block, lanes in loops if lanes == widest)
     beyond = (f" TVM cannot even represent a vector of over {TVM_MAX_LANES} lanes: compiled, it would crash LLVM "
               "or come out another width." if widest > TVM_MAX_LANES else "")
-    return CheckOutcome(
+    return Check(
         "vector-width",
         False,
         f"the schedule vectorizes a loop of {widest} iterations around block '{block}': one vector operation of "
@@ -401,20 +393,20 @@ def unbound_blocks(schedule) -> list[str]:
     ]
 
 
-def check_binding(schedule) -> CheckOutcome:
+def check_binding(schedule) -> Check:
     unbound = unbound_blocks(schedule)
     if not unbound:
-        return CheckOutcome("binding", True, "every block runs on GPU threads")
+        return Check("binding", True, "every block runs on GPU threads")
     first = unbound[0]
     if thread_tags(schedule, first):
-        return CheckOutcome(
+        return Check(
             "binding",
             False,
             f"block '{first}' is bound only to virtual threads ({', '.join(thread_tags(schedule, first))}): a "
             "vthread is a loop inside one GPU thread, not a GPU thread, so TVM would run the block on the host. "
             "Bind an outer loop to blockIdx.x and an inner one to threadIdx.x (vthreads may sit between them).",
         )
-    return CheckOutcome(
+    return Check(
         "binding",
         False,
         f"block '{first}' is not bound to GPU threads"
@@ -470,11 +462,11 @@ def host_functions_touching_memory(scheduled, target) -> list[str]:
     return touching
 
 
-def check_host_touches_no_device_buffer(scheduled, target) -> CheckOutcome:
+def check_host_touches_no_device_buffer(scheduled, target) -> Check:
     touching = host_functions_touching_memory(scheduled, target)
     if not touching:
-        return CheckOutcome("host-code", True, "after lowering, the host only launches kernels")
-    return CheckOutcome(
+        return Check("host-code", True, "after lowering, the host only launches kernels")
+    return Check(
         "host-code",
         False,
         f"after lowering, host function '{touching[0]}' still reads or writes tensors that live in GPU "
@@ -491,7 +483,7 @@ GPU_LIMITS = {"max_threads_per_block": 1024, "max_shared_memory_per_block": 48 *
               "max_local_memory_per_block": MAX_LOCAL_BYTES_PER_THREAD, "max_vector_bytes": 16}
 
 
-def check_gpu_limits(scheduled, target) -> CheckOutcome:
+def check_gpu_limits(scheduled, target) -> Check:
     """Threads per block and shared memory within what every CUDA GPU since Kepler allows."""
     import tvm
     from tvm import s_tir, tirx
@@ -504,8 +496,8 @@ def check_gpu_limits(scheduled, target) -> CheckOutcome:
         if isinstance(func, tirx.PrimFunc)
     )
     if ok:
-        return CheckOutcome("gpu-limits", True, "at most 1024 threads and 48 KiB shared memory per block, 512 KiB of local memory per thread")
-    return CheckOutcome(
+        return Check("gpu-limits", True, "at most 1024 threads and 48 KiB shared memory per block, 512 KiB of local memory per thread")
+    return Check(
         "gpu-limits",
         False,
         "a kernel exceeds the GPU's limits (more than 1024 threads or 48 KiB of shared memory per block, "

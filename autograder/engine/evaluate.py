@@ -2,8 +2,10 @@
 
 Usage (by the grader only): python -m autograder.engine.evaluate FD PROBLEM SHAPE (ConvShape.to_spec), then two JSON lines on
 stdin: the GraderConfig, then {"trace": ...} (nothing private on the command line, which any
-process can read). It prepares (imports TVM, builds the workload, compiles the
-baseline) before the trace arrives, so that work overlaps with the student's code running.
+process can read). What it sends back is messages.py's: stages, its target, the compile load,
+and last its report (messages.EvaluatorReport) or an "internal" message (a grader fault). It
+prepares (imports TVM, builds the workload, compiles the baseline) before the trace arrives, so
+that work overlaps with the student's code running.
 Only our code and TVM-generated code run here; it is a child so that a crash or a hang in
 generated code, or in LLVM, costs the grading and not the grader.
 """
@@ -16,6 +18,7 @@ import shutil
 import sys
 import time
 import traceback
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -25,10 +28,12 @@ from ..problems.workload import ConvShape, random_inputs
 from .config import GraderConfig
 from . import library_cache, peak, placement
 from .cpus import UnknownCPU, cpu_name, cpu_target
+from .messages import EvaluatorReport, Outcome
 from .measure import (INPUT_NAMES, InfrastructureError, LocalRunner, RunnerFailed, band_rule, band_rule_bounds, check_timings,
                       gpu_device_nodes, run_once, time_rounds)
-from .opencl import OpenCLRunner
+from .opencl import KernelProgram, NotRunnable, OpenCLRunner
 from .priority import to_background
+from .report import Check
 
 
 class Timer:
@@ -91,6 +96,37 @@ def yardstick_module(problem: Problem, target):
     return tvm.IRModule({"main": schedule.mod["main"]})
 
 
+@dataclass
+class _Draft:
+    """The report as the evaluation builds it up; `end` makes the record the evaluator sends."""
+
+    checks: list[Check] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    schedule_outline: list[str] | None = None
+
+    def end(self, outcome: Outcome, message: str = "", **fields: Any) -> EvaluatorReport:
+        return EvaluatorReport(outcome, message, tuple(self.checks), tuple(self.messages),
+                               schedule_outline=self.schedule_outline, **fields)
+
+
+@dataclass(frozen=True)
+class _Launched:
+    """The candidate's and the yardstick's kernels, handed to the OpenCL runner to build and run."""
+
+    program: KernelProgram
+    yardstick: KernelProgram
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """What running (and timing) the candidate found: its correctness check, and its rounds'
+    seconds per function where it was timed (each round at `stack_steps`' position)."""
+
+    correctness: Check
+    samples: dict[str, list[float]] | None = None
+    stack_steps: tuple[int, ...] = ()
+
+
 class Evaluation:
     """Everything the evaluator does with one trace; `runner` runs compiled code (None: over RPC)."""
 
@@ -138,24 +174,24 @@ class Evaluation:
         """Time left before the grader's own limit, less a margin to report in."""
         return max(1.0, self.deadline - time.monotonic())
 
-    def evaluate(self, trace) -> dict:
+    def evaluate(self, trace) -> EvaluatorReport:
         from . import checks
         from .replay import replay
         from .trace_schema import validate_trace
 
         self.deadline = time.monotonic() + self.config.evaluate_timeout_s - 3.0
-        report: dict = {"checks": [], "messages": []}
+        report = _Draft()
         self.timer.stage("replay")
         try:
             schedule = replay(self.func, trace, self.problem.target)
         except Exception as error:
             from .student_runner import schedule_error_text
 
-            return {**report, "outcome": "schedule_error", "message": "replaying your schedule failed: " + schedule_error_text(error)}
+            return report.end("error", "replaying your schedule failed: " + schedule_error_text(error))
         scheduled = schedule.mod["main"]
         summary = validate_trace(trace, self.problem.target)
-        report["messages"].extend(summary.dropped + summary.notes)  # what replay left out, and why; hints that do nothing here
-        report["schedule_outline"] = _schedule_outline(self.problem, trace, schedule)
+        report.messages.extend(summary.dropped + summary.notes)  # what replay left out, and why; hints that do nothing here
+        report.schedule_outline = _schedule_outline(self.problem, trace, schedule)
 
         self.timer.stage("checks")
         structural = [checks.check_interface(self.func, scheduled), checks.check_vector_width(scheduled)]
@@ -165,11 +201,10 @@ class Evaluation:
                 structural.append(checks.check_host_touches_no_device_buffer(scheduled, self.target))
             if structural[-1].passed:
                 structural.append(checks.check_gpu_limits(scheduled, self.target))
-        report["checks"] = [c.as_dict() for c in structural]
+        report.checks = list(structural)
         if not all(c.passed for c in structural):
-            return {**report, "outcome": "rejected", "message": next(c.message for c in structural if not c.passed)}
-        fusion = checks.check_fusion(self.func, scheduled, self.target, self.problem.tile_budget_bytes)
-        report["checks"].append(fusion.as_dict())
+            return report.end("rejected", next(c.message for c in structural if not c.passed))
+        report.checks.append(checks.check_fusion(self.func, scheduled, self.target, self.problem.tile_budget_bytes))
 
         # Said before compiling: if LLVM crashes the process, the grader names what in the schedule strains it.
         self.timer.send({"kind": "compiling", **checks.compile_load(scheduled)})
@@ -177,71 +212,73 @@ class Evaluation:
         from .runners import gpu_present
 
         on_opencl = self.problem.target == "cuda" and not self.config.rpc_tracker and not gpu_present()
-        started = self._start_opencl(trace, schedule.mod) if on_opencl else None  # its kernels build there while CUDA compiles here
+        launched: _Launched | None = None
+        not_runnable = ""
+        if on_opencl:  # its kernels build there while CUDA compiles here
+            try:
+                launched = self._start_opencl(trace, schedule.mod)
+            except NotRunnable as error:  # a lowering the runner does not model: correctness stays pending too, never 0
+                not_runnable = str(error)
         try:
             candidate = self.tvm.compile(schedule.mod, target=self.target)
         except Exception as error:
-            return {**report, "outcome": "compile_error", "message": f"TVM could not compile the schedule: {_last_line(error)}"}
+            return report.end("error", f"TVM could not compile the schedule: {_last_line(error)}")
         if self.problem.target == "cuda":
             compiled = self._check_cuda_build(candidate)
-            report["checks"].append(compiled.as_dict())
+            report.checks.append(compiled)
             if not compiled.passed:
-                return {**report, "outcome": "rejected", "message": compiled.message}
+                return report.end("rejected", compiled.message)
             if on_opencl:
+                if launched is None:
+                    return report.end("needs-gpu", f"no GPU here, and the kernels cannot run on the OpenCL device ({not_runnable}): "
+                                                   f"the schedule compiled and passed the static checks; correctness and {self.PENDING_SPEED}")
                 try:
-                    return self._finish_opencl(started, report)
+                    return self._finish_opencl(launched, report)
                 except RunnerFailed as error:
-                    return {**report, "outcome": error.status, "message": str(error)}
+                    return report.end(error.status, str(error))
 
         try:
             if self.runner is not None:
                 measured = self._run_here(candidate)
-                report["messages"].append(f"ran on this machine, confined: {self.runner.confinement()}")
+                report.messages.append(f"ran on this machine, confined: {self.runner.confinement()}")
             else:
                 measured = self._run_remotely(candidate, report)
         except RunnerFailed as error:
-            return {**report, "outcome": error.status, "message": str(error)}
-        report["checks"].insert(0, measured["correctness"])
-        report["correct"] = measured["correctness"]["passed"]
-        if "samples" in measured:
-            report.update(_speed(measured["samples"], self.problem.shape.flops, peak.flop(self.peak_lanes) if self.peak_lanes else 0,
-                                 band_rule(self.problem, self.config, placement.CYCLE if measured.get("stack_steps") else 1),
-                                 measured.get("stack_steps", ())))
-        return {**report, "outcome": "ran"}
+            return report.end(error.status, str(error))
+        report.checks.insert(0, measured.correctness)
+        speed: dict[str, Any] = {}
+        if measured.samples is not None:
+            speed = _speed(measured.samples, self.problem.shape.flops, peak.flop(self.peak_lanes) if self.peak_lanes else 0,
+                           band_rule(self.problem, self.config, placement.CYCLE if measured.stack_steps else 1), measured.stack_steps)
+        return report.end("ran", correct=measured.correctness.passed, **speed)
 
     PENDING_SPEED = "speed needs a GPU: graded on a GPU host or through --rpc"
 
-    def _start_opencl(self, trace, scheduled_mod):
+    def _start_opencl(self, trace, scheduled_mod) -> _Launched:
         """No GPU: lower the candidate for OpenCL and hand it to the runner (opencl.py), which
-        builds and runs it while this process compiles for CUDA. Returns (candidate program,
-        yardstick program), or the reason the kernels cannot run there (a lowering the runner
-        does not model): then correctness stays pending too, never 0."""
+        builds and runs it while this process compiles for CUDA. opencl.NotRunnable where the
+        kernels cannot run there (a lowering the runner does not model)."""
         from . import opencl
         from .replay import replay
 
-        try:
-            for_opencl = opencl.shared_scope_for_opencl(trace)
-            # Replayed again only where a scope changed: otherwise the module already replayed serves
-            program = opencl.build_program(scheduled_mod if for_opencl == trace else replay(self.func, for_opencl, "cuda").mod,
-                                           self.target.host)
-            opencl.check_same_launches(program, scheduled_mod, self.target)
-            yardstick = self.opencl_yardstick or opencl.build_program(yardstick_module(self.problem, self.target), self.target.host)
-        except opencl.NotRunnable as error:
-            return f"no GPU here, and the kernels cannot run on the OpenCL device ({error})"
+        for_opencl = opencl.shared_scope_for_opencl(trace)
+        # Replayed again only where a scope changed: otherwise the module already replayed serves
+        program = opencl.build_program(scheduled_mod if for_opencl == trace else replay(self.func, for_opencl, "cuda").mod,
+                                       self.target.host)
+        opencl.check_same_launches(program, scheduled_mod, self.target)
+        yardstick = self.opencl_yardstick or opencl.build_program(yardstick_module(self.problem, self.target), self.target.host)
         if self.opencl is None:
             self.opencl = opencl.OpenCLRunner(self.problem.shape, self.config)
         self.opencl.start(yardstick, program)
-        return program, yardstick
+        return _Launched(program, yardstick)
 
-    def _finish_opencl(self, started, report: dict) -> dict:
+    def _finish_opencl(self, launched: _Launched, report: _Draft) -> EvaluatorReport:
         """Correctness from the OpenCL run, against the yardstick's as a control; speed pending."""
         from . import opencl
 
         pending = self.PENDING_SPEED
-        if isinstance(started, str):
-            return {**report, "outcome": "needs-gpu", "message": f"{started}: the schedule compiled and passed the static checks; correctness and {pending}"}
-        program, yardstick = started
-        report["messages"].append(opencl.describe(program, yardstick, math.prod(self.problem.shape.output_shape), self._gpu_arch()))
+        report.messages.append(opencl.describe(launched.program, launched.yardstick, math.prod(self.problem.shape.output_shape),
+                                               self._gpu_arch()))
         self.timer.stage("opencl")
         runner = self.opencl
         if runner is None:  # _start_opencl made one
@@ -250,54 +287,48 @@ class Evaluation:
             device = runner.device(self.remaining_s())
             runs = runner.results(self.remaining_s())
         except opencl.BuildFailed as error:
-            return {**report, "outcome": "needs-gpu",
-                    "message": f"no GPU here, and the OpenCL device could not build the kernels TVM generated for your schedule "
-                               f"({_last_line(error)}): correctness and {pending}"}
+            return report.end("needs-gpu", f"no GPU here, and the OpenCL device could not build the kernels TVM generated for your schedule "
+                                           f"({_last_line(error)}): correctness and {pending}")
         control = self._judge(runs["yardstick"])
-        if not control["passed"]:
-            raise InfrastructureError(f"{device} computes the yardstick wrongly, so it cannot judge yours: {control['message']}")
-        report["messages"].append(f"ran on {device}, confined: {runner.confinement()}")
+        if not control.passed:
+            raise InfrastructureError(f"{device} computes the yardstick wrongly, so it cannot judge yours: {control.message}")
+        report.messages.append(f"ran on {device}, confined: {runner.confinement()}")
         correctness = self._judge(runs["candidate"])
-        if correctness["passed"]:
+        if correctness.passed:
             backwards = self._judge(runs["candidate-reversed"])
-            if not backwards["passed"]:
-                correctness = _check("correctness", False, "with thread and block ids numbered backwards (a race between threads: "
-                                     f"a read before the write it needs, or no barrier between them): {backwards['message']}")
-        if correctness["passed"]:
-            correctness["message"] = (f"correct on {device}, thread ids numbered both ways: "
-                                      f"{correctness['message']}; {pending}")
-        report["checks"].insert(0, correctness)
-        report["correct"] = correctness["passed"]
-        report["speed_pending"] = pending
-        return {**report, "outcome": "ran"}
+            if not backwards.passed:
+                correctness = Check("correctness", False, "with thread and block ids numbered backwards (a race between threads: "
+                                    f"a read before the write it needs, or no barrier between them): {backwards.message}")
+        if correctness.passed:
+            correctness = replace(correctness, message=f"correct on {device}, thread ids numbered both ways: {correctness.message}; {pending}")
+        report.checks.insert(0, correctness)
+        return report.end("ran", correct=correctness.passed, speed_pending=pending)
 
     def _gpu_arch(self) -> str:
         arch = self.target.attrs.get("arch") if hasattr(self.target, "attrs") else None
         return str(arch) if arch else self.config.cuda_arch
 
-    def _run_here(self, candidate) -> dict:
+    def _run_here(self, candidate) -> _Measured:
         self.timer.stage("run")
         runner = self.runner
         if runner is None:  # only a grading over RPC has none, and it runs remotely
             raise InfrastructureError("no runner on this machine")
         runner.put("candidate", candidate)
         correctness = self._judge(runner.run(self.remaining_s()))
-        measured: dict[str, Any] = {"correctness": correctness}
-        if correctness["passed"] and self.config.measure_speed:
-            self.timer.stage("time")
-            # Where each round runs (placement.py): drawn here, from the grading's seed, not by the runner.
-            steps = placement.draw(self.seed(), band_rule_bounds(self.config)[1], placement.stack_offsets())
-            measured["samples"] = runner.time(self.remaining_s(), self.peak_lanes, steps)
-            measured["stack_steps"] = steps
-        return measured
+        if not (correctness.passed and self.config.measure_speed):
+            return _Measured(correctness)
+        self.timer.stage("time")
+        # Where each round runs (placement.py): drawn here, from the grading's seed, not by the runner.
+        steps = placement.draw(self.seed(), band_rule_bounds(self.config)[1], placement.stack_offsets())
+        return _Measured(correctness, runner.time(self.remaining_s(), self.peak_lanes, steps), tuple(steps))
 
-    def _run_remotely(self, candidate, report: dict) -> dict:
+    def _run_remotely(self, candidate, report: _Draft) -> _Measured:
         from .runners import open_session
 
         self.timer.stage("connect")
         try:
             session = open_session(self.problem.target, self.config.rpc_tracker, self.config.rpc_key)
-            report["messages"].append(f"ran on {session.where}")
+            report.messages.append(f"ran on {session.where}")
             modules = {"baseline": session.load(self.baseline), "yardstick": session.load(self.yardstick),
                        "candidate": session.load(candidate)}
         except Exception as error:
@@ -311,12 +342,11 @@ class Evaluation:
                 except Exception as error:
                     raise InfrastructureError(f"the RPC device could not run the {name}: {_last_line(error)}") from error
             correctness = self._judge(run_once(session, modules["candidate"], self.problem.shape, inputs))
-            measured = {"correctness": correctness}
-            if correctness["passed"] and self.config.measure_speed:
-                self.timer.stage("time")
-                samples = time_rounds(session, modules, self.problem, inputs, self.config)
-                measured["samples"] = check_timings(samples, self.config)
-            return measured
+            if not (correctness.passed and self.config.measure_speed):
+                return _Measured(correctness)
+            self.timer.stage("time")
+            samples = time_rounds(session, modules, self.problem, inputs, self.config)
+            return _Measured(correctness, check_timings(samples, self.config))
         except (RunnerFailed, InfrastructureError):
             raise
         except Exception as error:
@@ -324,11 +354,9 @@ class Evaluation:
         finally:
             session.close()
 
-    def _check_cuda_build(self, executable):
-        from .checks import CheckOutcome
-
+    def _check_cuda_build(self, executable) -> Check:
         if len(executable.mod.imports) == 0:
-            return CheckOutcome("cuda-build", False, "no CUDA kernel was generated: the whole function compiled for the host (is every block bound?)")
+            return Check("cuda-build", False, "no CUDA kernel was generated: the whole function compiled for the host (is every block bound?)")
         source = executable.mod.imports[0].inspect_source()
         kernels = len(re.findall(r"__global__[^;{]*\{", source))  # definitions, not declarations
         message = f"compiled to CUDA C ({len(source.splitlines())} lines, {kernels} kernel{'' if kernels == 1 else 's'})"
@@ -339,11 +367,11 @@ class Evaluation:
                 with self.target:
                     ptx = nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")
             except Exception as error:
-                return CheckOutcome("cuda-build", False, f"nvcc rejected the generated CUDA: {str(error).strip()[-500:]}")
+                return Check("cuda-build", False, f"nvcc rejected the generated CUDA: {str(error).strip()[-500:]}")
             message += f" and to PTX by nvcc ({len(ptx)} bytes)"
-        return CheckOutcome("cuda-build", True, message)
+        return Check("cuda-build", True, message)
 
-    def _judge(self, arrays: list[np.ndarray]) -> dict:
+    def _judge(self, arrays: list[np.ndarray]) -> Check:
         """Correctness from what the run left: the output, and the inputs as they were afterwards."""
         from ..problems.workload import reference
 
@@ -352,26 +380,26 @@ class Evaluation:
         output, *after = arrays
         for name, arg in zip(INPUT_NAMES, after):
             if not np.array_equal(arg, inputs[name], equal_nan=True):
-                return _check("correctness", False, f"the compiled function modified its input '{name}'")
+                return Check("correctness", False, f"the compiled function modified its input '{name}'")
         if np.isnan(output).any():
             count = int(np.isnan(output).sum())
-            return _check("correctness", False, f"{count} of {output.size} outputs were never written (or are NaN)")
+            return Check("correctness", False, f"{count} of {output.size} outputs were never written (or are NaN)")
         expected = reference(inputs["x"], inputs["w"], inputs["b"], shape.padding)
         error = np.abs(output - expected)
         allowed = self.problem.atol + self.problem.rtol * np.abs(expected)
         if not np.isfinite(output).all() or (error > allowed).any():
             where = np.unravel_index(np.argmax(np.where(np.isfinite(error), error - allowed, np.inf)), error.shape)
             wrong = int((~(error <= allowed)).sum())
-            return _check(
+            return Check(
                 "correctness",
                 False,
                 f"{wrong} outputs differ from the reference; worst at index {tuple(int(i) for i in where)}: "
                 f"got {output[where]:.6g}, expected {expected[where]:.6g}",
             )
-        return _check("correctness", True, f"matches the reference on fresh random inputs (max abs error {error.max():.2g})")
+        return Check("correctness", True, f"matches the reference on fresh random inputs (max abs error {error.max():.2g})")
 
 
-def _speed(samples: dict[str, list[float]], flops: int, peak_flop: int, rule, stack_steps=()) -> dict:
+def _speed(samples: dict[str, list[float]], flops: int, peak_flop: int, rule, stack_steps=()) -> dict[str, Any]:
     """Speed over the baseline and against the yardstick (medians of per-round ratios, the
     latter with its confidence interval and whether that decided the band: worked out again
     here from the rounds, not taken from the runner), times, GFLOP/s, and this core's FMA
@@ -408,10 +436,6 @@ def _schedule_outline(problem: Problem, trace, schedule) -> list[str] | None:
         return schedule_outline(problem, trace, schedule)
     except Exception:  # noqa: BLE001  (a hint: never worth a grade)
         return None
-
-
-def _check(name: str, passed: bool, message: str) -> dict:
-    return {"name": name, "passed": passed, "message": message}
 
 
 def _last_line(error: BaseException) -> str:
@@ -463,10 +487,8 @@ def main(argv: list[str]) -> None:
         except Exception as error:
             # The trace has arrived: whatever it makes fail (a deep nest that exhausts a walk,
             # an allocation TVM refuses) is the submission's, with score 0 and a reason.
-            result = {"checks": [], "messages": [], "outcome": "error",
-                      "message": f"grading your schedule failed during {timer.current}: {type(error).__name__}: {_last_line(error)}"}
-        result["stage_s"] = timer.done()
-        send({"kind": "result", **result})
+            result = EvaluatorReport("error", f"grading your schedule failed during {timer.current}: {type(error).__name__}: {_last_line(error)}")
+        send(replace(result, stage_s=timer.done()).to_wire())
     except Exception:
         # Before any trace: our bug or TVM's, not the student's. Say so, with the traceback.
         send({"kind": "internal", "message": traceback.format_exc(limit=8)})

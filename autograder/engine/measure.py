@@ -23,7 +23,7 @@ import math
 import os
 import shutil
 import sys
-from typing import Sequence
+from typing import Literal, Sequence
 
 import numpy as np
 
@@ -45,13 +45,17 @@ class InfrastructureError(RuntimeError, TvmCourseError):
     """The grader's own machinery failed (an RPC device lost): not the submission's fault."""
 
 
+# What a runner's failure makes of the grading: the Result status (report.Status) it becomes.
+RunnerStatus = Literal["error", "rejected", "crashed", "timeout"]
+
+
 class RunnerFailed(RuntimeError, TvmCourseError):
     """The compiled schedule crashed, hung or sent garbage: the submission's fault.
 
-    `status` is the Result status it becomes: crashed, timeout or error.
+    `status` is the Result status it becomes.
     """
 
-    def __init__(self, message: str, status: str = "crashed"):
+    def __init__(self, message: str, status: RunnerStatus = "crashed"):
         super().__init__(message)
         self.status = status
 
@@ -148,14 +152,25 @@ def check_timings(message: dict | None, config, peak: bool = False) -> dict[str,
     most = max(config.timing_rounds, config.max_timing_rounds, band_rule_bounds(config)[1])  # whole cycles may end past it
     counts = {"candidate": range(config.timing_rounds, most + 1),
               "yardstick": (rounds,), "baseline": (min(rounds, config.baseline_rounds),), "peak": (1,)}
-    plausible = all(
-        isinstance(values, list) and len(values) in counts[name]
-        and all(isinstance(v, float) and 0 < v <= MAX_SAMPLE_S for v in values)
-        for name, values in samples.items()
-    )
-    if not plausible:
-        raise RunnerFailed("the process timing your schedule sent timings that are not plausible measurements", "error")
+    for name, values in samples.items():
+        why = _implausible(values, counts[name])
+        if why:
+            raise RunnerFailed(f"the process timing your schedule sent timings that are not plausible measurements: "
+                               f"field {name!r} {why}", "error")
     return {name: values for name, values in samples.items() if isinstance(values, list)}  # every one, as just checked
+
+
+def _implausible(values: object, counts) -> str | None:
+    """Why one function's samples are not measurements (None where they are): a list of a
+    count in `counts` of floats in (0, MAX_SAMPLE_S] (an integer is not a measurement)."""
+    if not isinstance(values, list):
+        return f"is {'null' if values is None else type(values).__name__}, not a list of seconds"
+    if len(values) not in counts:
+        return f"has {len(values)} samples, not {' or '.join(str(c) for c in counts) if len(counts) < 3 else f'{min(counts)} to {max(counts)}'}"
+    for index, value in enumerate(values):
+        if not isinstance(value, float) or not 0 < value <= MAX_SAMPLE_S:
+            return f"[{index}] is {value!r:.30}, not seconds in (0, {MAX_SAMPLE_S:g}]"
+    return None
 
 
 def gpu_device_nodes() -> tuple[str, ...]:

@@ -24,8 +24,10 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Callable
+from dataclasses import dataclass
+from typing import Any, Callable
 
+from ..errors import TvmCourseError
 from ..errors import UsageError  # bad arguments (an unknown problem, a target the problem is not for): exit 2
 from ..problems import Problem, get_problem
 from ..problems.variants import JOURNAL, Variant
@@ -33,9 +35,10 @@ from .config import GraderConfig
 from .confine import available
 from .cpus import default_mcpu
 from .forkserver import ForkServerUnavailable, ServedChild, shared_server
+from .messages import CompileLoad, EvaluatorReport, MalformedMessage, STATUS_OF_STUDENT_KIND, StudentReport, evaluator_said
 from .preflight import EXAMPLE, PROBLEM, GraderUnusable, explain
 from .processes import alive
-from .report import Check, Result
+from .report import Check, CreditPart, Result, Status
 from .runners import check_tracker_reachable
 from .sandbox import Child, ChildOutcome
 from .trace_outline import outline_lines, outline_trace
@@ -48,12 +51,20 @@ STARTUP_LIMIT_S = 120.0
 BASE_RSS_MB = 1024
 
 
-# An evaluator's outcome that ends the grading before scoring, and the status it becomes
-# ("ran" goes on to scoring). crashed/timeout/error: the compiled schedule, or what it caused.
-_STATUS_OF_OUTCOME = {
-    "schedule_error": "error", "compile_error": "error", "error": "error", "rejected": "rejected",
-    "needs-gpu": "needs-gpu", "crashed": "crashed", "timeout": "timeout",
-}
+class _GradingEnded(TvmCourseError):
+    """The grading ended before the evaluator had a trace to work on: `result` says why."""
+
+    def __init__(self, result: Result):
+        super().__init__(result.messages[0] if result.messages else result.status)
+        self.result = result
+
+
+@dataclass(frozen=True)
+class _StudentTrace:
+    """What the student's code left: its schedule's trace (not yet checked) and what it printed."""
+
+    trace: Any
+    output: str
 
 
 def grade_source(problem_name: str, source: str, config: GraderConfig | None = None, target: str | None = None,
@@ -189,13 +200,12 @@ class _Grading:
         self.timings: dict[str, float] = {}
         self.evaluator: Child | None = None
 
-    def result(self, status: str, *messages: str, **fields) -> Result:
+    def result(self, status: Status, *messages: str, **fields) -> Result:
         self.timings["total"] = time.monotonic() - self.started
         fields.setdefault("checks", [])
         fields.setdefault("trace_outline", self.trace_outline)
         fields.setdefault("schedule_outline", self.schedule_outline)
-        target = self.evaluator.last_message("target") if self.evaluator else None
-        fields.setdefault("cpu", target["cpu"] if target and isinstance(target.get("cpu"), str) else self.config.mcpu)
+        fields.setdefault("cpu", self._evaluator_cpu() or self.config.mcpu)
         fields.setdefault("machine", grading_machine(self.config))
         return Result(
             problem=self.problem.name,
@@ -207,6 +217,14 @@ class _Grading:
             variant=self.variant,
             **fields,
         )
+
+    def _evaluator_cpu(self) -> str | None:
+        """The LLVM CPU the evaluator said it compiles for; None before it said (or if what it said does not read)."""
+        target = self.evaluator.last_message("target") if self.evaluator else None
+        try:
+            return evaluator_said(target, "target") if target else None
+        except MalformedMessage:
+            return None
 
     def run(self, source: str, explain_syntax_error: Callable[[str], str | None] | None = None) -> Result:
         too_large = source_too_large(source)
@@ -238,11 +256,12 @@ class _Grading:
                 evaluator.wait_for_message(lambda: evaluator.last_message("target") or evaluator.last_message("usage"), STARTUP_LIMIT_S)
                 usage = evaluator.last_message("usage")
                 if usage:
-                    raise UsageError(str(usage.get("message")))
-            student = self.run_student(source)
-            if isinstance(student, Result):
-                return student
-            output, trace = student
+                    raise UsageError(evaluator_said(usage, "usage"))
+            try:
+                student = self.run_student(source)
+            except _GradingEnded as ended:
+                return ended.result
+            output, trace = student.output, student.trace
             try:
                 validate_trace(trace, self.problem.target)
             except TraceRejected as error:
@@ -282,8 +301,9 @@ class _Grading:
         return child.wait(self.config.student_timeout_s, memory_mb=self.config.student_memory_mb + BASE_RSS_MB,
                           clock_starts_at="student", startup_s=STARTUP_LIMIT_S)
 
-    def run_student(self, source: str):
-        """The trace and printed output of the student's code, or a Result saying what went wrong."""
+    def run_student(self, source: str) -> _StudentTrace:
+        """The trace and printed output of the student's code; _GradingEnded, with the Result
+        saying what went wrong, where there is no trace."""
         child = self.start_child(
             "autograder.engine.student_runner",
             self._student_args(),
@@ -295,48 +315,53 @@ class _Grading:
         outcome = self._wait_for_student(child)
         self.timings["student"] = outcome.wall_s
         output = outcome.output_tail
+
+        def ended(status: Status, message: str, **fields) -> _GradingEnded:
+            return _GradingEnded(self.result(status, message, **{"student_output": output, **fields}))
+
         # Everything on the channel came from a process running the student's code: trust no field.
-        message = outcome.last("trace") or _last_report(outcome)
+        last = outcome.last("trace") or _last_report(outcome)
+        report: StudentReport | None = None
+        unreadable = ""
+        if last is not None:
+            try:
+                report = StudentReport.from_wire(last)
+            except MalformedMessage as error:
+                unreadable = str(error)
         if outcome.channel_overflow:
-            return self.result("rejected", "your code sent the grader more data than a schedule's trace can be (the private channel was flooded)",
-                               student_output=output)
+            raise ended("rejected", "your code sent the grader more data than a schedule's trace can be (the private channel was flooded)")
         started = next((m for m in outcome.messages if m.get("kind") == "stage"), None)  # sent before the student's code
         if started is None:
             # Nothing of the student's ran: whatever went wrong (the sandbox, an import of ours) is the grader's.
             why = f"did not start within {STARTUP_LIMIT_S:g} s" if outcome.timed_out else "could not start the code"
-            return self.result("error", f"internal grader error (not your code): the sandbox {why}:\n" + outcome.output_tail[-1500:],
-                               student_output="", grader_fault=True)
-        missing = message.get("import_error") if message and message.get("kind") == "exception" else None
+            raise ended("error", f"internal grader error (not your code): the sandbox {why}:\n" + outcome.output_tail[-1500:],
+                        student_output="", grader_fault=True)
+        missing = report.import_error if report is not None and report.kind == "exception" else None
         if missing and self._sandbox_cannot_import(missing):
             # Which modules a schedule may import is the sandbox's to say, and the grader's own
             # world is vouched for by the preflight (its own schedule graded confined first):
             # what the student chose to import and cannot have is theirs, never a grader fault.
-            return self.result("error", f"your code imports {missing!r}, which cannot be imported inside the grading "
-                               "sandbox (it is installed, but needs what the sandbox does not give: other files, a "
-                               "network, a display, other processes); a schedule needs only tvm and numpy:\n"
-                               f"{_untrusted_text((message or {}).get('message'))}", student_output=output)
+            raise ended("error", f"your code imports {missing!r}, which cannot be imported inside the grading "
+                        "sandbox (it is installed, but needs what the sandbox does not give: other files, a "
+                        "network, a display, other processes); a schedule needs only tvm and numpy:\n"
+                        f"{_untrusted_text(report.message if report else None)}")
         if outcome.starved:
-            return self.result("error", _starved("your code", outcome), student_output=output, grader_fault=True)
+            raise ended("error", _starved("your code", outcome), grader_fault=True)
         if outcome.timed_out:
-            return self.result("timeout", f"schedule() did not finish within {self.config.student_timeout_s:g} s (an infinite loop?)", student_output=output)
+            raise ended("timeout", f"schedule() did not finish within {self.config.student_timeout_s:g} s (an infinite loop?)")
         if outcome.memory_exceeded:
-            return self.result("crashed", f"your code used more than the {self.config.student_memory_mb} MB memory limit and was stopped",
-                               student_output=output)
-        if message is None:
-            return self.result("crashed", _silent_exit(outcome, "the process running your code"), student_output=output)
-        kind = message.get("kind")
-        text = _untrusted_text(message.get("message"))
-        if kind == "trace":
-            return output, message.get("trace")
-        if kind == "memory":
-            return self.result("crashed", text, student_output=output)
-        if kind == "schedule_error":
-            where = message.get("where")
-            where = "; ".join(_untrusted_text(w) for w in where) if isinstance(where, list) else ""
-            return self.result("error", f"schedule error{' at ' + where if where else ''}:\n{text}", student_output=output)
-        if kind in ("exception", "missing"):
-            return self.result("error", text, student_output=output)
-        return self.result("error", "the child running your code sent an unreadable report", student_output=output)
+            raise ended("crashed", f"your code used more than the {self.config.student_memory_mb} MB memory limit and was stopped")
+        if unreadable:
+            raise ended("error", f"the child running your code sent an unreadable report ({_untrusted_text(unreadable)})")
+        if report is None:
+            raise ended("crashed", _silent_exit(outcome, "the process running your code"))
+        if report.kind == "trace":
+            return _StudentTrace(report.trace, output)
+        text = _untrusted_text(report.message)
+        if report.kind == "schedule_error":
+            where = "; ".join(_untrusted_text(w) for w in report.where)
+            text = f"schedule error{' at ' + where if where else ''}:\n{text}"
+        raise ended(STATUS_OF_STUDENT_KIND[report.kind], text)
 
     def _sandbox_cannot_import(self, module) -> bool:
         """Whether an import the student's child reported failing is one the sandbox cannot give:
@@ -354,13 +379,17 @@ class _Grading:
         return self._wait_for_student(child).last("trace") is None
 
     def interpret_evaluation(self, outcome: ChildOutcome, output: str) -> Result:
-        report = outcome.last("result")
         stage = (outcome.last("stage") or {}).get("stage", "prepare")
         internal = outcome.last("internal")
         if internal:
-            return self.result("error", f"internal grader error (not your code) during {stage}:\n{internal['message']}", student_output=output,
+            try:
+                said = evaluator_said(internal, "internal")
+            except MalformedMessage as error:
+                said = str(error)
+            return self.result("error", f"internal grader error (not your code) during {stage}:\n{said}", student_output=output,
                                grader_fault=True)
-        if report is None:
+        found = outcome.last("result")
+        if found is None:
             if outcome.starved:
                 return self.result("error", _starved(f"the evaluator (during {stage})", outcome), student_output=output, grader_fault=True)
             if outcome.timed_out:
@@ -373,41 +402,42 @@ class _Grading:
                 return self.result("error", "internal grader error (not your code) while preparing the workload:\n" + outcome.output_tail[-1500:],
                                    student_output=output, grader_fault=True)
             return self.result("crashed", _evaluator_crash(outcome, stage), student_output=output)
-        self.schedule_outline = outline_lines(report.get("schedule_outline"))
-        for name, seconds in report.get("stage_s", {}).items():
+        try:
+            report = EvaluatorReport.from_wire(found)
+        except MalformedMessage as error:  # the evaluator is the grader's own: what it garbles is never the student's zero
+            return self.result("error", f"internal grader error (not your code): {error}", student_output=output, grader_fault=True)
+        self.schedule_outline = outline_lines(report.schedule_outline)
+        for name, seconds in report.stage_s.items():
             self.timings[f"evaluate.{name}"] = seconds
-        checks = [Check(**c) for c in report.get("checks", [])]
-        messages = list(report.get("messages", []))
-        common = {"checks": checks, "student_output": output}
-        status = _STATUS_OF_OUTCOME.get(report["outcome"])
-        if status:
-            return self.result(status, report["message"], *messages, **common)
+        checks, messages = list(report.checks), list(report.messages)
+        if report.outcome != "ran":
+            return self.result(report.outcome, report.message, *messages, checks=checks, student_output=output)
         return self.score(report, checks, messages, output)
 
-    def score(self, report: dict, checks: list[Check], messages: list[str], output: str) -> Result:
+    def score(self, report: EvaluatorReport, checks: list[Check], messages: list[str], output: str) -> Result:
         problem, weights = self.problem, self.problem.weights
-        correct = bool(report.get("correct"))
+        correct = bool(report.correct)
         if not correct:
             return self.result("failed", "wrong results score 0: see the correctness check", *messages, checks=checks, correct=False, student_output=output,
                                credit={"correctness": 0.0, "structure": 0.0, "speed": 0.0})
         fused = all(c.passed for c in checks if c.name == "fusion")
-        speed, against = report.get("speedup"), report.get("vs_yardstick")
+        speed, against = report.speedup, report.vs_yardstick
         speedup = speed["median"] if speed else None
         relative = against["median"] if against else None
         fraction = problem.speed_credit(relative)
-        credit = {
+        credit: dict[CreditPart, float] = {
             "correctness": weights.correctness,
             "structure": weights.structure if fused else 0.0,
             "speed": round(weights.speed * fraction, 4),
         }
-        pending = report.get("speed_pending")
+        pending = report.speed_pending
         if pending:  # correct on an OpenCL device; the speed part waits for a GPU
             return self.result("needs-gpu", f"correct on an OpenCL device; {pending}", *messages, checks=checks, correct=True,
                                score=round(credit["correctness"] + credit["structure"], 4),
                                credit={"correctness": credit["correctness"], "structure": credit["structure"]},
                                student_output=output)
         review = False
-        gflops = report.get("gflops", {})
+        gflops = report.gflops
         if speed and against:
             checks.append(Check("speed", fraction > 0, speed_message(problem, against, speed, fraction, gflops)))
             if speed["median"] > problem.implausible_speedup:
@@ -426,7 +456,7 @@ class _Grading:
             yardstick_spread=against,
             gflops=round(gflops["candidate"], 2) if "candidate" in gflops else None,
             peak_gflops=round(gflops["peak"], 2) if gflops.get("peak") else None,
-            runtimes_ms=report.get("runtimes_ms", {}),
+            runtimes_ms=report.runtimes_ms,
             student_output=output,
             review=review,
         )
@@ -600,15 +630,18 @@ def _evaluator_crash(outcome: ChildOutcome, stage: str) -> str:
 
 def _compile_load_text(outcome: ChildOutcome, stage: str) -> str:
     """What the evaluator said, before compiling, that the scheduled function asks of LLVM."""
-    load = outcome.last("compiling") if stage == "compile" else None
-    if not load:
+    found = outcome.last("compiling") if stage == "compile" else None
+    try:
+        load = CompileLoad.from_wire(found) if found else None
+    except MalformedMessage:  # a hint beside the crash's verdict: without it, the verdict stands
+        load = None
+    if load is None:
         return ""
-    lanes, block, copies = load.get("widest_vector"), load.get("vector_block"), load.get("unrolled_copies")
     parts = []
-    if isinstance(lanes, int) and lanes > 1:
-        parts.append(f"its widest vector has {lanes} lanes (around block {_untrusted_text(block)!r})")
-    if isinstance(copies, int) and copies > 1:
-        parts.append(f"its unrolled loops copy one loop body {copies} times")
+    if load.widest_vector > 1:
+        parts.append(f"its widest vector has {load.widest_vector} lanes (around block {_untrusted_text(load.vector_block)!r})")
+    if load.unrolled_copies > 1:
+        parts.append(f"its unrolled loops copy one loop body {load.unrolled_copies} times")
     if not parts:
         return ""
     return (". What in your schedule LLVM works hardest on: " + " and ".join(parts)

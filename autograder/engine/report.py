@@ -1,35 +1,61 @@
-"""The Result of grading one schedule: JSON for tools, text for people, HTML for Jupyter."""
+"""The Result of grading one schedule: JSON for tools, text for people, HTML for Jupyter.
+
+One `Status` and one `Check` serve the whole way from the evaluator (which sends its checks
+as `Check.to_wire()`) through the pipeline and the nbgrader cells to the class summary's CSV.
+The JSON form (`Result.to_dict`) is what graded notebooks keep in their metadata: a field added
+here needs a default, so that a notebook graded before it still reads (`Result.from_dict`).
+"""
 from __future__ import annotations
 
 import html
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from .untrusted_text import visible
+from .wire import Fields
 
-STATUSES = ("passed", "failed", "error", "timeout", "crashed", "rejected", "needs-gpu")
+# What became of one grading. passed/failed: it ran and was scored (failed: wrong results, or
+# unfused); error/timeout/crashed/rejected: it did not get as far as scoring (score 0, unless
+# grader_fault); needs-gpu: what needs a GPU is pending.
+Status = Literal["passed", "failed", "error", "timeout", "crashed", "rejected", "needs-gpu"]
+STATUSES: tuple[Status, ...] = get_args(Status)
+
+# The parts a score is made of, in points out of 1 (Problem.weights): the keys of Result.credit.
+CreditPart = Literal["correctness", "structure", "speed"]
+CREDIT_PARTS: tuple[CreditPart, ...] = get_args(CreditPart)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Check:
+    """One check of a schedule (interface, fusion, correctness, speed, ...): whether it passed, and why."""
+
     name: str
     passed: bool
     message: str
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"name": self.name, "passed": self.passed, "message": self.message}
+
+    @classmethod
+    def from_wire(cls, obj: object, record: str = "check") -> "Check":
+        """A check as to_wire wrote it (over the evaluator's channel, or in a graded notebook's metadata)."""
+        fields = Fields(obj, record)
+        return cls(fields.text("name"), fields.boolean("passed"), fields.text("message"))
 
 
 @dataclass
 class Result:
     problem: str
     target: str
-    status: str
+    status: Status
     score: float = 0.0
     correct: bool | None = None
     speedup: float | None = None
     checks: list[Check] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
     # Score parts in points out of 1 (correctness, structure, speed): what partial credit uses.
-    credit: dict[str, float] = field(default_factory=dict)
+    credit: dict[CreditPart, float] = field(default_factory=dict)
     speedup_spread: dict[str, float] | None = None
     # Speed relative to the problem's yardstick, timed in the same rounds: what speed credit is for.
     yardstick_speedup: float | None = None
@@ -81,8 +107,10 @@ class Result:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Result":
+        """A Result as to_dict wrote it, today or in a notebook graded by an earlier version
+        (whose fields are a subset of today's). ValueError for a status or check that is not one."""
         data = dict(data)
-        data["checks"] = [Check(**c) for c in data.get("checks", [])]
+        data["checks"] = [Check.from_wire(c, f"check {index}") for index, c in enumerate(data.get("checks", []))]
         return cls(**data)
 
     def to_text(self) -> str:

@@ -5,7 +5,9 @@ directory holding the submission as submission.py.
 
 Everything the student's code can touch lives in this process and dies with it: patching
 numpy, TVM or the clock here cannot reach the process that checks and times. What leaves is
-the schedule's trace, which the trusted side validates and replays on its own copy.
+the schedule's trace, which the trusted side validates and replays on its own copy, or why
+there is none: messages.StudentStarted before the student's code runs, then one
+messages.StudentReport (which the student's code could forge: the parent trusts no field of it).
 """
 from __future__ import annotations
 
@@ -74,6 +76,7 @@ def _leave() -> NoReturn:
 
 def main(argv: list[str]) -> None:
     from .confine import Policy, confine, enter_world
+    from .messages import StudentReport, StudentStarted
     from .priority import to_background
     from .sandbox import limit_memory, open_channel
 
@@ -99,7 +102,7 @@ def main(argv: list[str]) -> None:
         importlib.import_module(name)
     limit_memory(memory_mb)
     confinement = ", ".join(entered + confine(policy))
-    send({"kind": "stage", "stage": "student", "confinement": confinement})
+    send(StudentStarted(confinement).to_wire())
 
     namespace = {"__name__": "submission", "__file__": SUBMISSION}
     # So tracebacks can quote the student's lines: the file itself is gone.
@@ -108,36 +111,36 @@ def main(argv: list[str]) -> None:
         exec(compile(source, SUBMISSION, "exec"), namespace)
         student_schedule = namespace.get("schedule")
         if not callable(student_schedule):
-            send({"kind": "missing", "message": "the submission does not define a function schedule(sch)"})
+            send(StudentReport("missing", "the submission does not define a function schedule(sch)").to_wire())
             _leave()
         student_schedule(schedule)
     except MemoryError:
-        send({"kind": "memory", "message": "your code ran out of memory (the grader's memory limit)"})
+        send(StudentReport("memory", "your code ran out of memory (the grader's memory limit)").to_wire())
         _leave()
     except s_tir.ScheduleError as error:
-        send({"kind": "schedule_error", "message": schedule_error_text(error), "where": student_frames(error)})
+        send(StudentReport("schedule_error", schedule_error_text(error), where=tuple(student_frames(error))).to_wire())
         _leave()
     except ImportError as error:
         note = (
             f"\n(the grader's sandbox could not import {error.name!r}; modules a schedule can rely on: "
             f"{', '.join(PREIMPORTED)})"
         )
-        send({"kind": "exception", "message": student_traceback(error) + note, "import_error": error.name})
+        send(StudentReport("exception", student_traceback(error) + note, import_error=error.name).to_wire())
         _leave()
     except NameError as error:  # most often a name that only another cell of the notebook defines
         missing = repr(error.name) if getattr(error, "name", None) else "that name"
-        send({"kind": "exception", "message": student_traceback(error) + GRADED_ALONE.format(name=missing)})
+        send(StudentReport("exception", student_traceback(error) + GRADED_ALONE.format(name=missing)).to_wire())
         _leave()
     except BaseException as error:  # SystemExit and KeyboardInterrupt too: the student's code raised them
-        send({"kind": "exception", "message": student_traceback(error)})
+        send(StudentReport("exception", student_traceback(error)).to_wire())
         _leave()
 
     try:
         trace = trace_to_json(schedule.trace)
     except Exception as error:  # the student's code broke the schedule object itself
-        send({"kind": "exception", "message": f"could not read the schedule's trace: {error}"})
+        send(StudentReport("exception", f"could not read the schedule's trace: {error}").to_wire())
         _leave()
-    send({"kind": "trace", "trace": trace})
+    send(StudentReport("trace", trace=trace).to_wire())
     _leave()
 
 

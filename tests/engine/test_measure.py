@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import statistics
 
 import numpy as np
@@ -143,8 +144,10 @@ def test_the_runners_directory_is_removed_afterwards(unscheduled_library):
     ],
 )
 def test_timings_are_accepted_only_as_plausible_measurements(message):
-    with pytest.raises(RunnerFailed, match="not plausible"):
+    with pytest.raises(RunnerFailed, match="not plausible") as refused:
         check_timings(message, CONFIG)
+    # The runner runs compiled code of the submission's: its garbage is the submission's verdict, naming the field.
+    assert refused.value.status == "error" and re.search(r"field '(baseline|yardstick|candidate)'", str(refused.value))
 
 
 def test_plausible_timings_pass_through():

@@ -112,20 +112,24 @@ def test_a_flood_on_the_private_channel_is_cut_off_and_rejected(fast_config):
 
 
 @pytest.mark.parametrize(
-    "report",
+    "report, said",
     [
-        '{"kind": "exception"}',
-        '{"kind": "exception", "message": 123}',
-        '{"kind": "schedule_error", "message": ["x"], "where": 5}',
-        '{"kind": "trace", "trace": {"not": "a list"}}',
-        '"just a string"',
+        ('{"kind": "exception"}', "field 'message' is missing"),
+        ('{"kind": "exception", "message": 123}', "field 'message' is int, not text"),
+        ('{"kind": "schedule_error", "message": ["x"], "where": 5}', "field 'message' is list, not text"),
+        ('{"kind": "trace", "trace": {"not": "a list"}}', "trace"),  # a trace's content is the schema's to refuse
+        ('"just a string"', "field 'kind' is 'garbled'"),
     ],
 )
-def test_malformed_reports_on_the_channel_give_a_verdict_not_a_traceback(fast_config, report):
+def test_malformed_reports_on_the_channel_give_a_verdict_not_a_traceback(fast_config, report, said):
+    """The student's child runs the submission, which can write anything on its channel: a
+    report that does not read is the submission's verdict (score 0, never a grader fault),
+    saying which field was wrong."""
     source = f"import os, sys\ndef schedule(sch):\n    os.write(int(sys.argv[1]), {report!r}.encode() + b'\\n')\n    os._exit(0)\n"
     result = grade(source, fast_config)
-    assert result.status in ("error", "rejected", "crashed") and result.score == 0
+    assert result.status in ("error", "rejected", "crashed") and result.score == 0 and not result.grader_fault
     assert result.messages and all(isinstance(m, str) for m in result.messages)
+    assert said in result.messages[0]
 
 
 def test_long_exception_texts_are_cut(fast_config):

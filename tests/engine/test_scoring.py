@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from autograder.engine.config import GraderConfig
+from autograder.engine.messages import EvaluatorReport
 from autograder.engine.pipeline import _Grading
 from autograder.problems import get_problem
 from autograder.engine.report import Check
@@ -22,7 +23,12 @@ def score(correct=True, fused=True, speedup=None, against=None):
         report["speedup"] = spread(speedup if speedup is not None else 2.0)
         report["vs_yardstick"] = spread(against if against is not None else 1.0)
         report["gflops"] = {"candidate": 90.0, "yardstick": 60.0, "baseline": 50.0}
-    return grading.score(report, checks, [], "")
+    return grading.score(ran(report), checks, [], "")
+
+
+def ran(fields: dict) -> EvaluatorReport:
+    """The evaluator's report of a schedule that ran, as the pipeline reads it off the channel."""
+    return EvaluatorReport.from_wire({"kind": "result", "outcome": "ran", "checks": [], **fields})
 
 
 def test_wrong_results_score_zero_whatever_else():
@@ -66,9 +72,9 @@ def test_the_speed_check_says_how_many_rounds_decided_the_band():
     checks = [Check("correctness", True, ""), Check("fusion", True, "")]
     decided = dict(spread(1.6), n=10, rounds=10, interval=[1.55, 1.66], decided=True, confidence=0.99)
     report = {"correct": True, "speedup": spread(2.0), "vs_yardstick": decided, "gflops": {}}
-    message = grading.score(report, checks, [], "").check("speed").message
+    message = grading.score(ran(report), checks, [], "").check("speed").message
     assert "median of 10 interleaved rounds" in message and "99% interval 1.55-1.66x, inside one band: decided after 10 rounds" in message
     straddles = dict(decided, n=45, rounds=45, interval=[1.4, 1.5], decided=False, median=1.46)
-    result = grading.score(dict(report, vs_yardstick=straddles), [Check("correctness", True, ""), Check("fusion", True, "")], [], "")
+    result = grading.score(ran(dict(report, vs_yardstick=straddles)), [Check("correctness", True, ""), Check("fusion", True, "")], [], "")
     assert "99% interval 1.40-1.50x straddles a band edge: the median of all 45 rounds decides" in result.check("speed").message
     assert result.credit["speed"] == 0.3 and result.yardstick_spread["rounds"] == 45
