@@ -18,7 +18,10 @@ def test_the_course_syllabus_loads():
     course = syllabus.load()
     assert course.source == ROOT / "course" / "syllabus.yaml"
     (unit,) = course.units
-    assert [lesson.id for lesson in unit.lessons] == ["two-levels", "tiling-trace"]
+    assert [lesson.id for lesson in unit.lessons] == ["two-levels", "tiling-trace", "gpu-trace"]
+    # each assignment follows the lesson that teaches its target: the CPU tiling, then the GPU one
+    assert {a.id: a.after for a in unit.assignments} == {"tiling": "tiling-trace", "gpu-tiling": "gpu-trace",
+                                                         "cost-model": "two-levels"}
     assert [a.problem for a in unit.assignments] == ["tile-fused-conv", "gpu-fused-conv", "learned-cost-model"]
 
 
@@ -73,7 +76,8 @@ def test_a_quiz_whose_id_differs_from_its_file_name_is_a_problem(tmp_path):
 def test_student_quiz_paths_are_the_released_copies():
     lessons = [lesson for unit in syllabus.load().units for lesson in unit.lessons]
     assert [lesson.student_quiz for lesson in lessons] == [
-        "build/student-quizzes/two-levels.yaml", "build/student-quizzes/tiling-trace.yaml"]
+        "build/student-quizzes/two-levels.yaml", "build/student-quizzes/tiling-trace.yaml",
+        "build/student-quizzes/gpu-trace.yaml"]
 
 
 def test_make_student_quizzes_writes_released_copies_that_take_accepts(tmp_path):

@@ -14,9 +14,9 @@ Each module serves one part of a lesson, so that a notebook reads as prose plus 
   TVM's `VerifyGPUCode` limits, timing where a GPU exists
 - `names`: the names that moved since the TVM paper, checked against the installed TVM
 - `plots`, `tables`: matplotlib figures and small Markdown tables
-- `figures`: lesson 2's tile grid and input window, loop nests as a diagram, the roofline
+- `figures`: lesson 2's tile grid and input window, loop nests as a diagram (lessons 2 and 3), the roofline
 - `roofline`: this core's FMA peak and streaming bandwidth, measured; a schedule's modelled traffic
-- `exercises`: the instant checks of lesson 2's exercises (they never raise)
+- `exercises`: the instant checks of the lessons' exercises (they never raise)
 - `verdicts`: lesson 2's measured verdicts in words, decided by this run's numbers
 
 Timings in the lessons use one TVM thread: on the shared two-core course machines,

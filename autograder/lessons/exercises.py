@@ -472,10 +472,10 @@ def _other_cpu_hint(target) -> str:
             "what an AVX2 core makes of the same schedules.")
 
 
-# --- exercise 6: predict a kernel's resources ----------------------------------------------------
+# --- lesson 3, exercise 1: predict a kernel's resources ------------------------------------------
 
 
-def kernel_prediction(predicted: dict, facts: dict, exercise: str = "Exercise 6") -> Feedback:
+def kernel_prediction(predicted: dict, facts: dict, exercise: str = "Exercise 1") -> Feedback:
     """Compare predicted numbers (threads per block, shared bytes per block, barriers per thread...)
     with the ones read from the generated kernel (`facts`: the same keys)."""
     lines, right, answered = [], 0, 0
@@ -495,7 +495,7 @@ def kernel_prediction(predicted: dict, facts: dict, exercise: str = "Exercise 6"
     return Feedback(exercise, status, lines)
 
 
-def gpu_binding(func, schedule: Callable, threads: int = 128, exercise: str = "Exercise 7") -> Feedback:
+def gpu_binding(func, schedule: Callable, threads: int = 128, exercise: str = "Exercise 2") -> Feedback:
     """Check a schedule that binds the fused function to the GPU with `threads` threads per
     block: every block bound, the conv's kernel launched with that many threads, and its
     kernels right when run on the OpenCL device on this CPU (gpu.run_on_opencl), which any

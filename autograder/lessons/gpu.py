@@ -100,7 +100,7 @@ def barriers_per_thread(source: str) -> dict[str, int]:
 
 def kernel_facts(source: str) -> dict[str, int]:
     """Threads per block, shared bytes per block and barriers each thread executes, for a source
-    with exactly one kernel (what lesson 2's GPU exercise asks to predict)."""
+    with exactly one kernel (what lesson 3's first exercise asks to predict)."""
     facts = source_facts(source)
     if facts["kernels"] != 1:
         raise ValueError(f"expected one kernel, found {facts['kernels']}")
@@ -302,7 +302,7 @@ class CountedCosts:
     """What a GPU schedule of the fused conv costs, read off its lowered kernels: memory
     operations as the kernels issue them (before any cache), per output element of the
     function; the conv kernel's (the one that writes the output) block shape, shared memory,
-    barriers and work per thread. Counts, not times: what lesson 2's reasoning says a GPU's
+    barriers and work per thread. Counts, not times: what lesson 3's reasoning says a GPU's
     speed depends on. How much faster a schedule with fewer of them runs, only a GPU says."""
 
     kernels: int
@@ -359,7 +359,7 @@ def counted_costs(mod) -> CountedCosts:
 COSTS_NOTE = (
     "Counted on the lowered kernels, not timed. Global memory is counted as the kernels issue it, "
     "before the GPU's caches catch repeated reads (so a schedule that reads a value from global memory "
-    "9 times is charged 9 times); shared memory and barriers are the conv kernel's. What lesson 2 says "
+    "9 times is charged 9 times); shared memory and barriers are the conv kernel's. What lesson 3 says "
     "makes a GPU kernel fast is fewer global loads, shared memory only for what several threads read, "
     "few barriers, and enough work per thread to hide the rest. How much faster that is on a GPU, only "
     "a GPU says: the speed points are measured there, against the yardstick."

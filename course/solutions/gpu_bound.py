@@ -1,4 +1,4 @@
-"""The journal's tiling made real on a GPU, by lesson 2's rule: shared memory for what several
+"""The journal's tiling made real on a GPU, by lesson 3's rule: shared memory for what several
 threads read, registers for what one thread alone uses.
 
 One thread block per (4 output channels, 16x16 tile); one thread per pixel of the tile, which

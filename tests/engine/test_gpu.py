@@ -113,7 +113,7 @@ def test_a_schedule_bound_only_to_vthreads_is_rejected_with_the_fix(fast_config)
     assert "bound only to virtual threads" in result.messages[0] and "blockIdx.x" in result.messages[0]
 
 
-# Lesson 2's exercise 7 as a student writes it: one thread per output pixel, 128 a block.
+# Lesson 3's exercise 2 as a student writes it: one thread per output pixel, 128 a block.
 EXERCISE_7 = '''
 def schedule(sch):
     conv = sch.get_sblock("conv2d_nchw")

@@ -28,7 +28,7 @@ STATIC_CHECKS = ("interface", "binding", "host-code", "gpu-limits", "cuda-build"
 
 # The journal's GPU tiling: one block per (channel, 16x16 tile), one thread per pixel, the tile's
 # intermediates in shared memory (the course's reference before issue 46; right, and no faster
-# than the yardstick by lesson 2's count).
+# than the yardstick by lesson 3's count).
 JOURNAL_SHARED = '''
 def schedule(sch):
     conv = sch.get_sblock("conv2d_nchw")

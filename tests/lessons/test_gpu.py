@@ -29,7 +29,7 @@ def test_a_bound_schedule_yields_cuda_source(fused_func):
 
 
 def test_the_reference_counted_costs_beat_the_yardsticks(fused_func):
-    """Lesson 2's reasoning, counted on the lowered kernels: staging what several threads read in
+    """Lesson 3's reasoning, counted on the lowered kernels: staging what several threads read in
     shared memory, keeping each thread's own values in registers and giving a thread several
     outputs moves far fewer bytes through global memory at the price of one barrier."""
     from autograder.problems import get_problem

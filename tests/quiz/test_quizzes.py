@@ -22,9 +22,21 @@ TOPICS = {
         "bytes of a tile": "tile-bytes",
         "which intermediate a half-fused tile leaves whole": "half-fused-tile",
         "reverse_compute_at vs compute_at": "reverse-vs-compute-at",
-        "shared memory vs L1": "shared-memory-vs-l1",
-        "unbound GPU schedules": "unbound-cuda",
+        "what a PrimFunc is, and what building it makes": "what-a-primfunc-is",
+        "a tile's input window": "halo-window",
         "the journal's trace, in code": "journal-schedule",
+    },
+    "gpu-trace": {
+        "unbound GPU schedules": "unbound-cuda",
+        "shared memory vs L1": "shared-memory-vs-l1",
+        "binding loops to threads": "thread-axis",
+        "registers for what one thread reads": "where-the-sum-lives",
+        "barriers around a staged chunk": "staged-chunk-steps",
+        "what staging saves": "reads-per-fetch",
+        "when no barrier is needed": "why-no-barrier",
+        "what verify_gpu_code checks": "verify-gpu-code-covers",
+        "what a run on an OpenCL device proves": "opencl-proves",
+        "binding and scopes, in code": "bind-and-keep-local",
     },
 }
 
@@ -73,7 +85,13 @@ def test_the_tiling_code_question_requires_correctness_and_fusion():
 def test_the_numbers_in_the_tiling_quiz():
     quiz, _ = load_instructor(next(p for p in COURSE_QUIZZES if p.stem == "tiling-trace"))
     answers = {q.id: q.answer for q in quiz.questions if q.type == "numeric"}
-    assert answers == {"tiles-per-channel": (224 // 16) ** 2, "tile-bytes": 16 * 16 * 4}
+    assert answers == {"tiles-per-channel": (224 // 16) ** 2, "tile-bytes": 16 * 16 * 4, "halo-window": (16 + 3 - 1) ** 2}
+
+
+def test_the_numbers_in_the_gpu_quiz():
+    quiz, _ = load_instructor(next(p for p in COURSE_QUIZZES if p.stem == "gpu-trace"))
+    answers = {q.id: q.answer for q in quiz.questions if q.type == "numeric"}
+    assert answers == {"head-blocks": (128 // 32) * (512 // 32), "reads-per-fetch": 256 // 32}
 
 
 @pytest.mark.parametrize("path", COURSE_QUIZZES, ids=lambda p: p.stem)
