@@ -19,9 +19,11 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final, Literal
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from ..engine.report import Result
 from ..engine.untrusted_text import visible
 from ..nbgrader_ext.normalise import refusal_text
 from ..nbgrader_ext.plan import GradingPlan, PlanError, load_plan
@@ -30,7 +32,13 @@ from ..nbgrader_ext.trusted import graded_record
 from .submissions import graded_directory
 from .tampering import ReleasedAssignment
 
-FULL, LOST, PENDING, NOT_GRADED, FAILED = "full marks", "points lost", "pending", "not graded", "grading-failed"
+# The assignment's status (Row.status): what the CSV's and the LMS export's `status` column says.
+AssignmentStatus = Literal["full marks", "points lost", "pending", "not graded", "grading-failed"]
+FULL: Final = "full marks"
+LOST: Final = "points lost"
+PENDING: Final = "pending"
+NOT_GRADED: Final = "not graded"
+FAILED: Final = "grading-failed"
 
 
 @dataclass
@@ -38,14 +46,14 @@ class Row:
     student: str
     score: float | None = None  # points in the gradebook, before any late penalty; None: nothing scored yet
     max_score: float = 0.0
-    status: str = NOT_GRADED  # the assignment's: FULL, LOST, PENDING, NOT_GRADED or FAILED
+    status: AssignmentStatus = NOT_GRADED
     speedup: float | None = None
     parts: dict[str, float | None] = field(default_factory=dict)  # grade cell -> points (None: pending)
     needs_manual_grade: bool = False
     review: bool = False
     note: str = ""
     changes: str = ""  # what the submission changed in the released notebook (tampering.py); flagged for review
-    schedule: str = "-"  # the schedule's Result status (several, comma-separated, for several schedules)
+    schedule: str = "-"  # the schedule's Result.status (several, comma-separated, for several schedules; "?": unreadable)
     lost: str = ""  # which points were lost and why
     out_of: dict[str, float] = field(default_factory=dict)  # grade cell -> its points
     late_penalty: float = 0.0
@@ -122,7 +130,10 @@ def _plans(coursedir, assignment: str) -> GradingPlan:
 
 
 def _read_trusted_record(row: Row, graded: Path) -> dict:
-    statuses, merged, refused, recovered = [], {"results": {}, "questions": {}}, [], []
+    statuses: list[str] = []
+    refused: list[str] = []
+    recovered: list[str] = []
+    merged: dict[str, dict] = {"results": {}, "questions": {}}
     for path in sorted(graded.glob("*.ipynb")):
         record = graded_record(path)
         if record is None:
@@ -138,17 +149,22 @@ def _read_trusted_record(row: Row, graded: Path) -> dict:
         recovered.extend(why for _, why in sorted(record["submission"].get("unidentified", {}).items()))
         merged["results"].update(record["results"])
         merged["questions"].update(record["questions"])
-        for result in record["results"].values():
-            statuses.append(result.get("status", "?"))
-            if row.speedup is None and result.get("speedup") is not None:
-                row.speedup = float(result["speedup"])
-            row.review = row.review or bool(result.get("review"))
-            if result.get("grader_fault"):
-                row.grader_faults.append(visible("\n".join(str(m) for m in result.get("messages", [])) or result.get("status", "?")))
-            elif not row.note and result.get("status") != "passed":
+        for grade_id, found in record["results"].items():
+            result = _result(found)
+            if result is None:  # the grader's own record, through nbgrader and a disk: unreadable is its fault, never a zero
+                statuses.append("?")
+                row.grader_faults.append(visible(f"the grading record of answer '{grade_id}' in {path.name} does not read as a Result"))
+                continue
+            statuses.append(result.status)
+            if row.speedup is None and result.speedup is not None:
+                row.speedup = result.speedup
+            row.review = row.review or result.review
+            if result.grader_fault:
+                row.grader_faults.append(visible("\n".join(result.messages) or result.status))
+            elif not row.note and result.status != "passed":
                 row.note = _reason(result)
-        for graded in record.get("cost_models", {}).values():  # a part the grader could not score: its why, for the log
-            parts = graded.get("parts") if isinstance(graded.get("parts"), dict) else {}
+        for cost_model in record.get("cost_models", {}).values():  # a part the grader could not score: its why, for the log
+            parts = cost_model.get("parts") if isinstance(cost_model.get("parts"), dict) else {}
             for name, part in sorted(parts.items()):
                 if isinstance(part, dict) and part.get("fraction") is None:
                     row.grader_faults.append(visible(f"{name}: " + " ".join(str(line) for line in part.get("lines", []))))
@@ -161,11 +177,19 @@ def _read_trusted_record(row: Row, graded: Path) -> dict:
     return merged
 
 
-def _reason(result: dict) -> str:
+def _result(found: dict) -> Result | None:
+    """A graded notebook's record of one schedule (Result.to_dict, by this version or an earlier
+    one), or None where it does not read as one."""
+    try:
+        return Result.from_dict(found)
+    except (TypeError, ValueError):
+        return None
+
+
+def _reason(result: Result) -> str:
     """The first failed check's message, or else the first message: why a schedule fell short."""
-    failed = [f"{c['name']}: {c['message']}" for c in result.get("checks", []) if not c.get("passed")]
-    reasons = failed + list(result.get("messages", []))
-    return visible(" ".join(str(reasons[0]).split())[:300]) if reasons else ""
+    reasons = [f"{c.name}: {c.message}" for c in result.checks if not c.passed] + result.messages
+    return visible(" ".join(reasons[0].split())[:300]) if reasons else ""
 
 
 def _lost_points(row: Row, plan: GradingPlan, record: dict) -> str:
@@ -187,7 +211,6 @@ def _lost_points(row: Row, plan: GradingPlan, record: dict) -> str:
 
 
 def _why_lost(grade_id: str, plan: GradingPlan, record: dict) -> str:
-    from ..engine.report import Result
     from ..nbgrader_ext.credit import score_part
 
     cell = plan.scored.get(grade_id)

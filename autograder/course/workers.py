@@ -16,12 +16,14 @@ import re
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from functools import partial
 from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Callable
 
 import psutil
 
+from ..engine.wire import Fields, MalformedMessage
 from ..errors import TvmCourseError
 
 LOG_TAIL_CHARS = 3000
@@ -39,7 +41,18 @@ class JobOutcome:
     ok: bool
     seconds: float
     error: str = ""
-    steps: dict = field(default_factory=dict)  # nbgrader step -> seconds it took (autograde, feedback)
+    steps: dict[str, float] = field(default_factory=dict)  # nbgrader step -> seconds it took (autograde, feedback)
+
+    @classmethod
+    def from_wire(cls, message: object, job: Job | None) -> "JobOutcome":
+        """A worker's outcome of `job`, checked field by field (it came over a pipe from another
+        process): MalformedMessage where it is not one, or is another job's."""
+        fields = _fields_of(message, cls, "a worker's job outcome")
+        if job is None or fields.text("student") != job.student:
+            fields.fail("student", f"is {fields.text('student')!r}, not the student of the job the worker has "
+                                   f"({job.student if job else 'none'})")
+        return cls(job.student, fields.boolean("ok"), fields.number("seconds", minimum=0.0), fields.text("error"),
+                   fields.number_map("steps", minimum=0.0))
 
 
 @dataclass(frozen=True)
@@ -47,6 +60,10 @@ class Autograded:
     """Sent by a worker when a job's autograde succeeded: its gradebook copy holds the grades."""
 
     student: str
+
+    @classmethod
+    def from_wire(cls, message: object) -> "Autograded":
+        return cls(_fields_of(message, cls, "a worker's autograde notice").text("student"))
 
 
 @dataclass(frozen=True)
@@ -58,6 +75,13 @@ class WorkerFailed:
 
 class WorkersUnusable(RuntimeError, TvmCourseError):
     pass
+
+
+def _fields_of(message: object, kind: type, record: str) -> Fields:
+    """The fields of a message a worker sent, which must be a `kind` (a dataclass of this module)."""
+    if not isinstance(message, kind):
+        raise MalformedMessage(record, "(the message)", f"is {type(message).__name__}, not {kind.__name__}")
+    return Fields(dict(vars(message)), record)
 
 
 @dataclass(frozen=True)
@@ -166,7 +190,7 @@ def _worker_main(connection, setup: WorkerSetup) -> None:
         except (EOFError, OSError):
             return
         try:
-            outcome = grade_submission(api_for, setup, job, lambda student=job.student: connection.send(Autograded(student)))
+            outcome = grade_submission(api_for, setup, job, partial(connection.send, Autograded(job.student)))
         except Exception as error:  # our bug or nbgrader's: report it against this job, keep serving
             outcome = JobOutcome(job.student, False, 0.0, f"the grading process failed: {error.__class__.__name__}: {error}")
         connection.send(outcome)
@@ -250,27 +274,35 @@ def run_jobs(setup: WorkerSetup, jobs: list[Job], workers: int, job_timeout_s: f
                         continue
                     if isinstance(message, WorkerFailed):
                         raise WorkersUnusable(f"a grading worker could not start: {message.reason}")
-                    if isinstance(message, Autograded):
-                        if worker.job is not None and worker.job.student == message.student:
-                            autograded(worker.job)
-                        continue
-                    if isinstance(message, JobOutcome):
-                        worker.job = None
-                        done(message)
-                        idle.append(worker)
-                        continue
-                    reason = "the grading process died"
+                    # The rest are the worker's word on its job, each read field by field: one that
+                    # does not read fails the job as the grader's failure (never a score).
+                    try:
+                        if isinstance(message, Autograded):
+                            notice = Autograded.from_wire(message)
+                            if worker.job is not None and worker.job.student == notice.student:
+                                autograded(worker.job)
+                            continue
+                        if isinstance(message, JobOutcome):
+                            outcome = JobOutcome.from_wire(message, worker.job)
+                            worker.job = None
+                            done(outcome)
+                            idle.append(worker)
+                            continue
+                        reason = "the grading process died" if message is None else \
+                            f"the grading process sent {type(message).__name__}, which is not a message of a worker"
+                    except MalformedMessage as error:
+                        reason = f"the grading process sent a message that does not read: {error}"
                 elif worker.job and time.monotonic() > worker.deadline:
                     reason = f"grading took longer than {job_timeout_s:g} s and was stopped"
                 else:
                     continue
-                job, seconds = worker.job, time.monotonic() - worker.started
+                lost, seconds = worker.job, time.monotonic() - worker.started
                 worker.stop()
                 pool.remove(worker)
                 replacement = _Worker(context, setup)
                 pool.append(replacement)
-                if job is not None:
-                    done(JobOutcome(job.student, False, seconds, reason))
+                if lost is not None:
+                    done(JobOutcome(lost.student, False, seconds, reason))
                 else:
                     deaths_without_a_job += 1
                     if deaths_without_a_job > 3:

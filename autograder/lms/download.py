@@ -44,6 +44,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from ..problems.variants import VariantError, check_student_id
 from ..errors import TvmCourseError
@@ -89,6 +90,22 @@ LIMITS = Limits()
 
 class DownloadError(ValueError, TvmCourseError):
     """The archive (or worksheet) as a whole cannot be used; the message says why and what to do."""
+
+
+class NoStudent(ValueError, TvmCourseError):
+    """One upload names no student of the course (student_for): that upload is refused, the message says why."""
+
+
+class NotASubmission(ValueError, TvmCourseError):
+    """An entry of a download is not named as its LMS names submissions (match_entry): the message says why."""
+
+
+class Entry(NamedTuple):
+    """What an entry's name says, named as its LMS names submissions."""
+
+    lms_id: str
+    notebook: str  # the name the student uploaded it under
+    late: bool
 
 
 @dataclass(frozen=True)
@@ -189,11 +206,11 @@ def plan_download(archive: Path, lms: str, assignment: str, notebooks: list[str]
             if why:
                 plan.refused.append(Refused(_shown(name), why))
                 continue
-            matched = match_entry(name, lms, canvas_regexp)
-            if isinstance(matched, str):
-                plan.refused.append(Refused(_shown(name), matched))
+            try:
+                lms_id, uploaded, late = match_entry(name, lms, canvas_regexp)
+            except NotASubmission as error:
+                plan.refused.append(Refused(_shown(name), str(error)))
                 continue
-            lms_id, uploaded, late = matched
             notebook = released.get(canonical_notebook(uploaded))
             if notebook is None:
                 plan.refused.append(Refused(_shown(name), f"{_shown(uploaded)} is not a notebook of {assignment} "
@@ -204,9 +221,10 @@ def plan_download(archive: Path, lms: str, assignment: str, notebooks: list[str]
                 plan.refused.append(Refused(_shown(name), f"Canvas's Test Student (user {lms_id}, the course's Student View): "
                                                            "not a student of the class, never collected"))
                 continue
-            student = student_for(lms, lms_id, worksheet, roster)
-            if student.startswith("!"):
-                plan.refused.append(Refused(_shown(name), student[1:]))
+            try:
+                student = student_for(lms, lms_id, worksheet, roster)
+            except NoStudent as error:
+                plan.refused.append(Refused(_shown(name), str(error)))
                 continue
             if student not in roster.ids and not enrol:
                 strangers.add(student)
@@ -320,7 +338,7 @@ def canonical_notebook(name: str) -> str:
 def _canvas_test_student(name: str, canvas_regexp: str) -> bool:
     """Canvas names its Test Student ("Student, Test") studenttest in its downloads."""
     found = re.match(canvas_regexp, "/" + name)
-    return bool(found) and (found.groupdict().get("sortable_name") or "").lower() == "studenttest"
+    return found is not None and (found.groupdict().get("sortable_name") or "").lower() == "studenttest"
 
 
 def read_entry(archive: Path, accepted: Accepted, limits: Limits = LIMITS) -> bytes:
@@ -448,41 +466,41 @@ def _unsafe(info: zipfile.ZipInfo, limits: Limits) -> str | None:
     return None
 
 
-def match_entry(name: str, lms: str, canvas_regexp: str) -> tuple[str, str, bool] | str:
-    """(lms id, notebook name, late) for an entry named as the LMS names submissions, else why not."""
+def match_entry(name: str, lms: str, canvas_regexp: str) -> Entry:
+    """What an entry named as the LMS names submissions says; NotASubmission, saying why, for another."""
     base = PurePosixPath(name).name
     if lms == "canvas":
         if CANVAS_ANONYMOUS.match(base):
-            return "anonymous grading: Canvas names no user in it; turn anonymous grading off to collect under student ids"
+            raise NotASubmission("anonymous grading: Canvas names no user in it; turn anonymous grading off to collect under student ids")
         found = re.match(canvas_regexp, "/" + name)
         if not found or not found.groupdict().get("student_id") or not found.groupdict().get("file_id"):
-            return f"not named as Canvas names submissions ({CANVAS_SHAPE})"
-        return found.group("student_id"), found.group("file_id") + ".ipynb", bool(found.groupdict().get("late"))
+            raise NotASubmission(f"not named as Canvas names submissions ({CANVAS_SHAPE})")
+        return Entry(found.group("student_id"), found.group("file_id") + ".ipynb", bool(found.groupdict().get("late")))
     parts = PurePosixPath(name).parts
     for part in parts[:-1]:
         folder = MOODLE_FOLDER.match(part)
         if folder:
-            return folder.group("participant"), parts[-1], False
+            return Entry(folder.group("participant"), parts[-1], False)
     flat = MOODLE_FLAT.match(base)
     if flat:
-        return flat.group("participant"), flat.group("file"), False
-    return f"not in a folder named as Moodle names submissions ({MOODLE_SHAPE})"
+        return Entry(flat.group("participant"), flat.group("file"), False)
+    raise NotASubmission(f"not in a folder named as Moodle names submissions ({MOODLE_SHAPE})")
 
 
 def student_for(lms: str, lms_id: str, worksheet: dict[str, WorksheetEntry] | None, roster: Roster) -> str:
-    """The student id for an LMS id; "!why" when there is none."""
+    """The student id for an LMS id; NoStudent, saying why, when there is none."""
     if lms == "canvas":
         student = roster.by_lms_id.get(lms_id, lms_id)
     else:
         entry = (worksheet or {}).get(lms_id)
         if entry is None:
-            return f"!participant {lms_id} is not in the grading worksheet (download both from the same assignment, the same day)"
+            raise NoStudent(f"participant {lms_id} is not in the grading worksheet (download both from the same assignment, the same day)")
         identity = entry.identity.strip()
         student = roster.by_email.get(identity.lower()) or (identity if identity in roster.ids else identity.lower())
     try:
         return check_student_id(student)
     except VariantError as error:
-        return f"!no usable student id for {lms} id {lms_id}: {error}"
+        raise NoStudent(f"no usable student id for {lms} id {lms_id}: {error}") from None
 
 
 def _read_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limits: Limits) -> bytes:

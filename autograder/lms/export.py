@@ -37,6 +37,7 @@ import csv
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from ..course import grading_marker
 from ..course.course_dir import CourseError
@@ -55,7 +56,7 @@ class ExportReport:
     scored: int
     empty: dict[str, list[str]]  # why -> students whose cell was left empty
     omitted: list[str]
-    not_enrolled: list[str] = ()  # submitted without being in the gradebook: left out of an LMS file
+    not_enrolled: Sequence[str] = ()  # submitted without being in the gradebook: left out of an LMS file
     max_score: float = 0.0  # the assignment's points: the LMS assignment's maximum must be the same
     unfinished: str | None = None  # a grading run of the assignment under way or interrupted (grading_marker)
 
@@ -81,8 +82,11 @@ def export_grades(coursedir, assignment: str, fmt: str, path: Path, *, column: s
     for student, row in rows.items():
         scores[student] = _score(row, stale.get(student))
     header_column = column or assignment
-    records, empty, omitted, problems = [], {}, [], []
-    not_enrolled = []
+    records: list[list[str]] = []
+    empty: dict[str, list[str]] = {}
+    omitted: list[str] = []
+    problems: list[str] = []
+    not_enrolled: list[str] = []
     for student in sorted(students):
         info, row = students[student], rows[student]
         if not info.enrolled and (fmt != "csv" or dropped(coursedir, student, graded_directory(coursedir, assignment, student))):

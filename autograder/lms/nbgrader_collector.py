@@ -34,8 +34,8 @@ from traitlets.config import Configurable
 
 from .download import _shown
 from .download import (
-    CANVAS_NAMED_REGEXP, LMS_FORMATS, DownloadError, DownloadPlan, canonical_notebook, match_entry, student_for, plan_download,
-    read_entry, read_worksheet, roster_from_gradebook, safe_destination,
+    CANVAS_NAMED_REGEXP, LMS_FORMATS, DownloadError, DownloadPlan, NoStudent, NotASubmission, canonical_notebook, match_entry,
+    plan_download, read_entry, read_worksheet, roster_from_gradebook, safe_destination, student_for,
 )
 
 
@@ -130,19 +130,20 @@ class LMSCollector(FileNameCollectorPlugin):
             self.log.warning("Skipped %s: not under %s", submitted_file, extracted)
             return None
         inside = "/".join(entry.parts[1:])  # the name in the zip (extracted/ZIPNAME/...)
-        matched = match_entry(inside, settings.lms, pattern)  # Canvas: through c.FileNameCollectorPlugin.named_regexp
-        if isinstance(matched, str):
-            self.log.warning("Skipped %s: %s", _shown(inside), matched)
+        try:  # Canvas: through c.FileNameCollectorPlugin.named_regexp
+            lms_id, uploaded, _ = match_entry(inside, settings.lms, pattern)
+        except NotASubmission as error:
+            self.log.warning("Skipped %s: %s", _shown(inside), error)
             return None
-        lms_id, uploaded, _ = matched
         released = {canonical_notebook(n): n for n in self._released()}
         notebook = released.get(canonical_notebook(uploaded))  # "Tiling (1).ipynb" is tiling.ipynb
         if notebook is None:
             self.log.warning("Skipped %s: not a notebook of %s", _shown(inside), assignment)
             return None
-        student = student_for(settings.lms, lms_id, worksheet, roster)
-        if student.startswith("!"):
-            self.log.warning("Skipped %s: %s", _shown(inside), student[1:])
+        try:
+            student = student_for(settings.lms, lms_id, worksheet, roster)
+        except NoStudent as error:
+            self.log.warning("Skipped %s: %s", _shown(inside), error)
             return None
         return {"student_id": student, "file_id": os.path.splitext(notebook)[0]}
 

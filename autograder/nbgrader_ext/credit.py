@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..problems import get_problem
-from ..engine.report import Result
+from ..engine.report import CreditPart, Result, Status
 
 # Test-cell part -> (Result.credit key, the check that explains it)
-PARTS = {
+PARTS: dict[str, tuple[CreditPart, str]] = {
     "correctness": ("correctness", "correctness"),
     "fusion": ("structure", "fusion"),
     "speed": ("speed", "speed"),
@@ -24,7 +24,8 @@ PARTS = {
 
 GRADER_FAILED = "the grader failed; your instructor will regrade this part"
 
-NOT_RUN = {
+# The statuses of a schedule that did not get as far as scoring, as a student reads them.
+NOT_RUN: dict[Status, str] = {
     "error": "your schedule did not run",
     "timeout": "your schedule did not finish in time",
     "crashed": "the grading of your schedule crashed",
@@ -42,11 +43,13 @@ class PartScore:
         return None if self.fraction is None else round(self.fraction * out_of, 2)
 
 
-def score_part(result: Result, part: str) -> PartScore:
-    if part not in PARTS:
+def score_part(result: Result, part: str | None) -> PartScore:
+    """The share of `part`'s points `result` earns, and why; a plan's part is checked when the
+    plan is read (plan.py), and again here: ValueError for one that is not a schedule's."""
+    if part is None or part not in PARTS:
         raise ValueError(f"unknown part {part!r}; parts: {', '.join(PARTS)}")
     credit_key, check_name = PARTS[part]
-    if getattr(result, "grader_fault", False):  # the grader's failure is no reason to score the student 0
+    if result.grader_fault:  # the grader's failure is no reason to score the student 0
         # One line and no details: what failed is the grader's business (its messages can quote
         # tracebacks, hosts and paths); the instructor has them in full (course/summary.py).
         return PartScore(part, None, f"{part}: pending: {GRADER_FAILED}")
@@ -55,7 +58,7 @@ def score_part(result: Result, part: str) -> PartScore:
             return PartScore(part, None, f"{part}: pending: correct on an OpenCL device; speed needs a GPU, so it is scored on a GPU host (or through --rpc)")
         return PartScore(part, None, f"{part}: pending, no GPU here: the schedule compiled for CUDA and passed the static checks; "
                                      "it is scored on a GPU host (or through --rpc)")
-    weight = getattr(get_problem(result.problem).weights, credit_key)
+    weight: float = getattr(get_problem(result.problem).weights, credit_key)
     earned = result.credit.get(credit_key, 0.0)
     fraction = min(1.0, max(0.0, earned / weight)) if weight else 0.0
     check = result.check(check_name)

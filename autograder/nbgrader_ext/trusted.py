@@ -16,6 +16,7 @@ import json
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from ..costmodel import PARTS as COST_MODEL_PARTS
 from ..engine.config import GraderConfig
@@ -119,15 +120,20 @@ class TrustedGrading:
                 if source is None:
                     self.verdicts.results[answer.grade_id] = _missing_result(answer, missing_text(answer.grade_id, record))
                 else:
-                    self._pending[answer.grade_id] = self._pool.submit(self._grade_schedule, answer, source)
+                    self._pending[answer.grade_id] = self._in_background(self._grade_schedule, answer, source)
             elif answer.kind == "cost-model":
                 if source is None:
                     self.verdicts.cost_models[answer.grade_id] = _missing_cost_model(missing_text(answer.grade_id, record))
                 else:
-                    self._pending[answer.grade_id] = self._pool.submit(self._grade_cost_model, answer, source)
+                    self._pending[answer.grade_id] = self._in_background(self._grade_cost_model, answer, source)
             else:
                 self.verdicts.questions[answer.grade_id] = _mark_questions(answer, source, self.variant, missing_text(answer.grade_id, record))
         return self
+
+    def _in_background(self, grade: Callable[[Answer, str], object], answer: Answer, source: str) -> Future:
+        if self._pool is None:  # start() makes one wherever an answer is a schedule or a cost model
+            raise RuntimeError("no thread pool for the schedule gradings")
+        return self._pool.submit(grade, answer, source)
 
     def _grade_schedule(self, answer: Answer, source: str) -> Result:
         from .answer_cell import grade_schedule_cell
@@ -201,7 +207,8 @@ def _missing_result(answer: Answer, why: str) -> Result:
 
 def _mark_questions(answer: Answer, source: str | None, variant: Variant, why_missing: str = "") -> dict:
     if source is None:
-        fraction, verdicts, notes = 0.0, [], [why_missing or f"the answer cell '{answer.grade_id}' is missing from the submission"]
+        verdicts: list = []
+        fraction, notes = 0.0, [why_missing or f"the answer cell '{answer.grade_id}' is missing from the submission"]
     else:
         read = read_assignments(source, variant.constants())
         key = answer.key_for(variant)

@@ -301,6 +301,22 @@ def test_nbgraders_collector_sees_the_same_canvas_names():
     assert match_entry("folder/lovelaceada_48213_900001_tiling.ipynb", "canvas", CANVAS_NAMED_REGEXP) == ("48213", "tiling.ipynb", False)
 
 
+def test_an_entry_or_an_lms_id_that_names_no_submission_raises_saying_why():
+    """One return type each: what the name says, or an error whose message the refusal quotes."""
+    from autograder.lms.download import NoStudent, NotASubmission, student_for
+
+    assert match_entry("Ada Lovelace_7_assignsubmission_file_/tiling.ipynb", "moodle", CANVAS_NAMED_REGEXP).lms_id == "7"
+    with pytest.raises(NotASubmission, match="not named as Canvas names submissions"):
+        match_entry("Tiling Final.ipynb", "canvas", CANVAS_NAMED_REGEXP)
+    with pytest.raises(NotASubmission, match="not in a folder named as Moodle names submissions"):
+        match_entry("tiling.ipynb", "moodle", CANVAS_NAMED_REGEXP)
+    assert student_for("canvas", "48213", None, Roster(by_lms_id={"48213": "alovelace"})) == "alovelace"
+    with pytest.raises(NoStudent, match="no usable student id for canvas id 48213"):
+        student_for("canvas", "48213", None, Roster(by_lms_id={"48213": "bad id!"}))
+    with pytest.raises(NoStudent, match="participant 7 is not in the grading worksheet"):
+        student_for("moodle", "7", {}, Roster())
+
+
 def test_an_entry_is_never_written_outside_where_it_is_extracted(tmp_path):
     assert safe_destination(tmp_path, "a/b.ipynb") == (tmp_path / "a" / "b.ipynb").resolve()
     with pytest.raises(DownloadError, match="outside"):
