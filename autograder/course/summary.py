@@ -53,7 +53,9 @@ class Row:
     review: bool = False
     note: str = ""
     changes: str = ""  # what the submission changed in the released notebook (tampering.py); flagged for review
-    schedule: str = "-"  # the schedule's Result.status (several, comma-separated, for several schedules; "?": unreadable)
+    # the schedule's Result.status (several, comma-separated, for several schedules; "?": unreadable);
+    # a cost model's: each part's share of its points, or "failed" or "pending" (_cost_model_status)
+    schedule: str = "-"
     lost: str = ""  # which points were lost and why
     out_of: dict[str, float] = field(default_factory=dict)  # grade cell -> its points
     late_penalty: float = 0.0
@@ -133,7 +135,7 @@ def _read_trusted_record(row: Row, graded: Path) -> dict:
     statuses: list[str] = []
     refused: list[str] = []
     recovered: list[str] = []
-    merged: dict[str, dict] = {"results": {}, "questions": {}}
+    merged: dict[str, dict] = {"results": {}, "questions": {}, "cost_models": {}}
     for path in sorted(graded.glob("*.ipynb")):
         record = graded_record(path)
         if record is None:
@@ -149,6 +151,7 @@ def _read_trusted_record(row: Row, graded: Path) -> dict:
         recovered.extend(why for _, why in sorted(record["submission"].get("unidentified", {}).items()))
         merged["results"].update(record["results"])
         merged["questions"].update(record["questions"])
+        merged["cost_models"].update(record["cost_models"])
         for grade_id, found in record["results"].items():
             result = _result(found)
             if result is None:  # the grader's own record, through nbgrader and a disk: unreadable is its fault, never a zero
@@ -168,6 +171,9 @@ def _read_trusted_record(row: Row, graded: Path) -> dict:
             for name, part in sorted(parts.items()):
                 if isinstance(part, dict) and part.get("fraction") is None:
                     row.grader_faults.append(visible(f"{name}: " + " ".join(str(line) for line in part.get("lines", []))))
+            statuses.append(_cost_model_status(parts))
+            if not row.note:
+                row.note = _cost_model_failure(parts)
     if statuses:
         row.schedule = ",".join(statuses)
     if recovered:
@@ -190,6 +196,33 @@ def _reason(result: Result) -> str:
     """The first failed check's message, or else the first message: why a schedule fell short."""
     reasons = [f"{c.name}: {c.message}" for c in result.checks if not c.passed] + result.messages
     return visible(" ".join(reasons[0].split())[:300]) if reasons else ""
+
+
+def _cost_model_status(parts: dict) -> str:
+    """A cost model's entry in the schedule column: each part's share of its points, or that the
+    learner failed in it, or that it is pending: "ranking 100% / search failed"."""
+    said = []
+    for name, part in sorted(parts.items()):
+        if not isinstance(part, dict):
+            continue
+        fraction = part.get("fraction")
+        if fraction is None:
+            word = "pending"
+        elif part.get("failed") is True:
+            word = "failed"
+        else:
+            word = f"{fraction:.0%}" if type(fraction) in (int, float) else "?"
+        said.append(f"{name} {word}")
+    return visible(" / ".join(said)) or "?"
+
+
+def _cost_model_failure(parts: dict) -> str:
+    """Why the learner failed, from the first part it failed in ("" if none): the notes' reason."""
+    for _, part in sorted(parts.items()):
+        lines = part.get("lines") if isinstance(part, dict) and part.get("failed") is True else None
+        if isinstance(lines, list) and lines:
+            return visible(" ".join(str(lines[0]).split())[:300])
+    return ""
 
 
 def _lost_points(row: Row, plan: GradingPlan, record: dict) -> str:
@@ -224,6 +257,9 @@ def _why_lost(grade_id: str, plan: GradingPlan, record: dict) -> str:
                 return ""
             message = score_part(Result.from_dict(result), cell.part).message
             return _short(message.split("; ", 1)[1] if "; " in message else message)
+        if answer.kind == "cost-model":  # the part's numbers, or why the learner failed in it (costmodel/grade.py)
+            part = ((record.get("cost_models", {}).get(answer.grade_id) or {}).get("parts") or {}).get(cell.part) or {}
+            return visible(str(part.get("gist") or ""))
         marks = record["questions"].get(answer.grade_id) or {}
         lines = [str(line) for line in marks.get("lines", [])]
         wrong = [re.split(r"[ =:]", line, maxsplit=1)[0] for line in lines if re.match(r"^[A-Z_][A-Z0-9_]* ", line) and ": right" not in line]

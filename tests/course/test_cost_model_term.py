@@ -105,6 +105,10 @@ def test_the_class_run_grades_both_parts_and_the_hostile_learner_scores_zero(ter
     if ada["search"] == "":  # pending: the instructor is told why, in the grader faults' log
         assert "no better than random" in (root / f"{ASSIGNMENT}-grader-faults.log").read_text()
     assert any(p.suffix == ".json" for p in (base / "tables").iterdir())  # the grader's table, where it was told
+    # the run's table says how each part went, where a schedule's status would be
+    printed = {line.split()[0]: line for line in log["grade"].splitlines() if line.startswith((f"{STUDENT} ", "ben "))}
+    assert "ranking failed / search failed" in printed["ben"], log["grade"]
+    assert re.search(r"ranking 100% / search (100%|pending)", printed[STUDENT]), log["grade"]
     assert (base / "tables").stat().st_mode & 0o077 == 0
 
 

@@ -90,3 +90,61 @@ def test_lost_points_say_which_cells_and_why_from_the_trusted_record():
     assert _lost_points(row, plan, {"results": {"schedule": slow.to_dict()}, "questions": {}}) == \
         "speed -3 of 3 (1.02x the speed of the yardstick); late -1"
     assert _lost_points(row, plan, {"results": {}, "questions": {}}) == "speed -3 of 3; late -1"  # no record: no reason made up
+
+
+def cost_model_record(search: dict) -> dict:
+    """A graded cost-model notebook's record as SaveTrustedGrades writes it (costmodel/grade.py)."""
+    ranking = {"fraction": 1.0, "lines": ["top-5 score 0.950 (random 0.600, the instructor's model 0.940): 100% of the credit"],
+               "failed": False, "gist": "top-5 0.95, pairwise 0.81; the instructor's 0.94, 0.80"}
+    return {"results": {}, "questions": {}, "scores": {},
+            "cost_models": {"cost-model": {"parts": {"ranking": ranking, "search": search}, "notes": [], "plot": {}}}}
+
+
+FAILED_SEARCH = {"fraction": 0.0, "lines": ["your learner failed in the search part, which scores 0: its scores hold NaN "
+                                            "or infinite values (fix predict: a finite score per candidate)"],
+                 "failed": True, "gist": "learner failed: its scores hold NaN or infinite values (fix predict: a finite ..."}
+
+
+def write_graded(folder, record: dict) -> None:
+    import json
+
+    folder.mkdir(parents=True)
+    (folder / "cost-model.ipynb").write_text(json.dumps({"cells": [], "metadata": {"tvm_course": record}, "nbformat": 4,
+                                                         "nbformat_minor": 5}), encoding="utf-8")
+
+
+def test_a_cost_models_row_says_how_each_part_went_and_why_one_failed(tmp_path):
+    from autograder.course.summary import _read_trusted_record
+
+    write_graded(tmp_path / "ben", cost_model_record(FAILED_SEARCH))
+    row = Row("ben", 4.0, 10.0, "points lost", parts={"ranking": 4.0, "search": 0.0, "written": None})
+    _read_trusted_record(row, tmp_path / "ben")
+    assert row.schedule == "ranking 100% / search failed"
+    assert row.note.startswith("your learner failed in the search part, which scores 0: its scores hold NaN")
+    pending = {"fraction": None, "lines": ["the search part could not be graded on this machine (pending, not your fault): "
+                                           "the instructor's model is no better than random"], "failed": False, "gist": ""}
+    write_graded(tmp_path / "ada", cost_model_record(pending))
+    row = Row("ada", 4.0, 10.0, "pending", parts={"ranking": 4.0, "search": None})
+    _read_trusted_record(row, tmp_path / "ada")
+    assert row.schedule == "ranking 100% / search pending" and row.grader_faults  # the why goes to the fault log
+    assert row.note == ""  # a grader fault is never the student's failure (collect_rows notes it as a fault)
+    table = format_table([row])
+    assert "ranking 100% / search pending" in table
+
+
+def test_a_cost_models_lost_points_say_the_numbers_or_why_the_learner_failed():
+    from autograder.course.summary import _lost_points
+    from autograder.nbgrader_ext.plan import load_plan
+
+    from .conftest import source_notebook
+
+    plan = load_plan(source_notebook("cost-model"))
+    out_of = {"ranking": 4.0, "search": 4.0, "written": 2.0}
+    row = Row("ben", 4.0, 10.0, parts={"ranking": 4.0, "search": 0.0, "written": 2.0}, out_of=out_of)
+    assert _lost_points(row, plan, cost_model_record(FAILED_SEARCH)) == \
+        "search -4 of 4 (learner failed: its scores hold NaN or infinite values (fix predict: a finite ...)"
+    slow = {"fraction": 0.25, "lines": ["..."], "failed": False,
+            "gist": "30.2 measurements to a near-best schedule; random 34.0, the instructor's 18.1"}
+    row.parts["search"] = 1.0
+    assert _lost_points(row, plan, cost_model_record(slow)) == \
+        "search -3 of 4 (30.2 measurements to a near-best schedule; random 34.0, the instructor's 18.1)"
