@@ -433,7 +433,7 @@ def _unconsumed_hints(instructions: list, kinds: list[str]) -> tuple[str, ...]:
             "'meta_schedule.cooperative_fetch') kept, and doing nothing here: MetaSchedule's post-processor "
             "(RewriteCooperativeFetch) would bind each such cache_read's fused loop to the block's threads, and the "
             "grader runs no post-processor, so every thread copies the whole shared buffer itself. To share the "
-            "copy, split that fused loop and bind its inner part to threadIdx.x (as lesson 2's classifier head "
+            "copy, split that fused loop and bind its inner part to threadIdx.x (as lesson 3's classifier head "
             "does), or paste the trace MetaSchedule printed for a tuned schedule, whose lines after "
             "sch.enter_postproc() do it.",)
 
