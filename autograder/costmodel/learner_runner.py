@@ -4,8 +4,9 @@ Usage (by `learner.LearnerChild` only): python -m autograder.costmodel.learner_r
 MEMORY_MB NICE, in a directory holding learner.py (the answer cell's source) and pool.json (the
 table's candidate rows: numbers only, no times).
 
-It confines itself as a schedule's student child does (engine/student_runner.py): a world of
-its own, then Landlock, seccomp and limits, before the student's code runs. It imports numpy
+It confines itself as a schedule's student child does, by the same code
+(engine/submission_child.py): a world of its own, then Landlock, seccomp and limits, before the
+student's code runs. It imports numpy
 only (no TVM: a learner gets no handle on a program, a timer or a table). Requests arrive on
 stdin, one JSON object a line, and each is answered on the channel:
 
@@ -17,11 +18,10 @@ it runs beside the student's code, so the parent checks every answer again.
 """
 from __future__ import annotations
 
-import importlib
 import json
-import linecache
-import os
 import sys
+
+from ..engine import submission_child
 
 SUBMISSION = "learner.py"
 POOL = "pool.json"
@@ -31,22 +31,12 @@ PREIMPORTED = (
 )
 
 
-def _leave(code: int = 0) -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001  (the student's code may have replaced them)
-            pass
-    os._exit(code)
+_leave = submission_child.leave
 
 
 def _student_error(error: BaseException) -> str:
     """The error as the student should see it: their own lines (of the answer cell) and its text."""
-    import traceback
-
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == SUBMISSION][-3:]
-    detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-    return "\n".join([f"line {f.lineno}, in {f.name}: {f.line}" for f in frames] + [detail])
+    return submission_child.student_traceback(error, SUBMISSION)
 
 
 def describe_answer(value, count: int) -> str | None:
@@ -69,33 +59,17 @@ def describe_answer(value, count: int) -> str | None:
 
 
 def main(argv: list[str]) -> None:
-    from ..engine.confine import Policy, confine, enter_world
-    from ..engine.priority import to_background
-    from ..engine.sandbox import limit_memory, open_channel
-
-    to_background(int(argv[2]))
-    policy = Policy(private_dir=os.getcwd())
-    entered = enter_world(policy)
-    send = open_channel(argv[0])
-    memory_mb = int(argv[1])
-    with open(SUBMISSION, encoding="utf-8") as handle:
-        source = handle.read()
+    child = submission_child.SubmissionChild(argv[0], int(argv[2]), SUBMISSION)
+    send = child.send
     with open(POOL, encoding="utf-8") as handle:
         pool_rows = json.load(handle)
-    os.unlink(SUBMISSION)
-    for name in PREIMPORTED:
-        importlib.import_module(name)
     import numpy as np
 
     pool = np.asarray(pool_rows, dtype=np.int64)
-    limit_memory(memory_mb)
-    confinement = ", ".join(entered + confine(policy))
-    send({"kind": "stage", "stage": "learner", "confinement": confinement})
+    send({"kind": "stage", "stage": "learner", "confinement": child.confine(PREIMPORTED, int(argv[1]))})
 
-    namespace = {"__name__": "learner", "__file__": SUBMISSION}
-    linecache.cache[SUBMISSION] = (len(source), None, source.splitlines(True), SUBMISSION)
     try:
-        exec(compile(source, SUBMISSION, "exec"), namespace)
+        namespace = child.run("learner")
         feature_function, model_class = namespace.get("features"), namespace.get("Model")
         if not callable(feature_function) or not callable(model_class):
             missing = [n for n, v in (("features(candidates)", feature_function), ("class Model", model_class)) if not callable(v)]

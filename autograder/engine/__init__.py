@@ -6,6 +6,7 @@
     confine         no privilege, Landlock and seccomp, applied by each untrusted child
     preflight       the journal graded confined once, before anyone else is
     student_runner  untrusted child: runs schedule(sch), sends the trace
+    submission_child  the start every child running a submission shares (this one, costmodel's learner)
     messages, wire  what the children send, as typed records read field by field (whose fault garbage is)
     trace_schema    what a trace may contain, field by field (plain Python, no TVM)
     replay          a trace to and from JSON, replayed on a fresh workload

@@ -11,13 +11,10 @@ messages.StudentReport (which the student's code could forge: the parent trusts 
 """
 from __future__ import annotations
 
-import importlib
-import linecache
-import os
 import re
 import sys
-import traceback
-from typing import NoReturn
+
+from . import submission_child
 
 SUBMISSION = "submission.py"
 
@@ -42,14 +39,12 @@ GRADED_ALONE = (
 
 def student_frames(error: BaseException) -> list[str]:
     """Where in the student's own file the error came from, innermost last."""
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == SUBMISSION]
-    return [f"line {f.lineno}, in {f.name}: {f.line}" for f in frames[-3:]]
+    return submission_child.student_frames(error, SUBMISSION)
 
 
 def student_traceback(error: BaseException) -> str:
     """The error as the student should see it: their own frames and the exception text."""
-    detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-    return "\n".join(student_frames(error) + [detail])
+    return submission_child.student_traceback(error, SUBMISSION)
 
 
 def schedule_error_text(error: BaseException) -> str:
@@ -63,33 +58,15 @@ def schedule_error_text(error: BaseException) -> str:
     return f"{primitive.group(1)}: {detail}" if primitive else detail
 
 
-def _leave() -> NoReturn:
-    """Flush what the student's code printed (the parent keeps its tail), then exit at once:
-    threads the student started must not keep the grader waiting."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # the student's code may have replaced or closed them
-            pass
-    os._exit(0)
-
-
 def main(argv: list[str]) -> None:
-    from .confine import Policy, confine, enter_world
     from .messages import StudentReport, StudentStarted
-    from .priority import to_background
-    from .sandbox import limit_memory, open_channel
 
     # Behind every timing on the machine (engine/priority.py): a schedule() that spins for its
-    # whole limit must not stretch another student's timing. Before the world: /proc is the machine's.
-    to_background(int(argv[4]))
-    policy = Policy(private_dir=os.getcwd())
-    entered = enter_world(policy)  # first: nothing of the machine is seen from here on
-    send = open_channel(argv[0])
+    # whole limit must not stretch another student's timing. Then a world of its own, the channel,
+    # the submission read (submission_child.py: the start every child running a submission shares).
+    child = submission_child.SubmissionChild(argv[0], int(argv[4]), SUBMISSION)
+    send, leave = child.send, submission_child.leave
     problem_name, shape_spec, memory_mb = argv[1], argv[2], int(argv[3])
-    with open(SUBMISSION, encoding="utf-8") as handle:
-        source = handle.read()
-    os.unlink(SUBMISSION)  # the student's code has no business reading the file back
 
     from tvm import s_tir
 
@@ -98,50 +75,43 @@ def main(argv: list[str]) -> None:
     from .replay import trace_to_json
 
     schedule = s_tir.Schedule(get_problem(problem_name).with_shape(ConvShape.from_spec(shape_spec)).workload())
-    for name in PREIMPORTED:
-        importlib.import_module(name)
-    limit_memory(memory_mb)
-    confinement = ", ".join(entered + confine(policy))
-    send(StudentStarted(confinement).to_wire())
+    send(StudentStarted(child.confine(PREIMPORTED, memory_mb)).to_wire())
 
-    namespace = {"__name__": "submission", "__file__": SUBMISSION}
-    # So tracebacks can quote the student's lines: the file itself is gone.
-    linecache.cache[SUBMISSION] = (len(source), None, source.splitlines(True), SUBMISSION)
     try:
-        exec(compile(source, SUBMISSION, "exec"), namespace)
+        namespace = child.run("submission")
         student_schedule = namespace.get("schedule")
         if not callable(student_schedule):
             send(StudentReport("missing", "the submission does not define a function schedule(sch)").to_wire())
-            _leave()
+            leave()
         student_schedule(schedule)
     except MemoryError:
         send(StudentReport("memory", "your code ran out of memory (the grader's memory limit)").to_wire())
-        _leave()
+        leave()
     except s_tir.ScheduleError as error:
         send(StudentReport("schedule_error", schedule_error_text(error), where=tuple(student_frames(error))).to_wire())
-        _leave()
+        leave()
     except ImportError as error:
         note = (
             f"\n(the grader's sandbox could not import {error.name!r}; modules a schedule can rely on: "
             f"{', '.join(PREIMPORTED)})"
         )
         send(StudentReport("exception", student_traceback(error) + note, import_error=error.name).to_wire())
-        _leave()
+        leave()
     except NameError as error:  # most often a name that only another cell of the notebook defines
         missing = repr(error.name) if getattr(error, "name", None) else "that name"
         send(StudentReport("exception", student_traceback(error) + GRADED_ALONE.format(name=missing)).to_wire())
-        _leave()
+        leave()
     except BaseException as error:  # SystemExit and KeyboardInterrupt too: the student's code raised them
         send(StudentReport("exception", student_traceback(error)).to_wire())
-        _leave()
+        leave()
 
     try:
         trace = trace_to_json(schedule.trace)
     except Exception as error:  # the student's code broke the schedule object itself
         send(StudentReport("exception", f"could not read the schedule's trace: {error}").to_wire())
-        _leave()
+        leave()
     send(StudentReport("trace", trace=trace).to_wire())
-    _leave()
+    leave()
 
 
 if __name__ == "__main__":
