@@ -88,7 +88,6 @@ def test_a_scored_report_reaches_the_result_and_its_json_unchanged():
     ({"kind": "schedule_error", "message": "x", "where": 5}, "where"),
     ({"kind": "schedule_error", "message": "x", "where": ["line 1", None]}, "where[1]"),
     ({"kind": "exception", "message": "x", "import_error": ["os"]}, "import_error"),
-    ({"kind": "trace"}, "trace"),
     ({"kind": "result", "outcome": "ran"}, "kind"),  # the student's child cannot speak for the evaluator
     ({"kind": "garbled"}, "kind"),  # what sandbox.parse_message makes of a line that is not JSON
     ("a string", "(the message)"),
@@ -97,6 +96,11 @@ def test_a_malformed_student_report_is_refused_naming_its_field(message, field):
     with pytest.raises(MalformedMessage) as refused:
         StudentReport.from_wire(message)
     assert refused.value.field == field and "the child running your code" in str(refused.value)
+
+
+def test_a_trace_is_passed_on_as_sent_for_the_schema_to_refuse():
+    assert StudentReport.from_wire({"kind": "trace"}).trace is None
+    assert StudentReport.from_wire({"kind": "trace", "trace": {"not": "a list"}}).trace == {"not": "a list"}
 
 
 def test_a_student_report_round_trips():

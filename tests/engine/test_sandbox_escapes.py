@@ -117,7 +117,8 @@ def test_a_flood_on_the_private_channel_is_cut_off_and_rejected(fast_config):
         ('{"kind": "exception"}', "field 'message' is missing"),
         ('{"kind": "exception", "message": 123}', "field 'message' is int, not text"),
         ('{"kind": "schedule_error", "message": ["x"], "where": 5}', "field 'message' is list, not text"),
-        ('{"kind": "trace", "trace": {"not": "a list"}}', "trace"),  # a trace's content is the schema's to refuse
+        ('{"kind": "trace", "trace": {"not": "a list"}}', "trace is malformed"),  # a trace's content is the schema's to refuse
+        ('{"kind": "trace"}', "trace is malformed"),
         ('"just a string"', "field 'kind' is 'garbled'"),
     ],
 )
