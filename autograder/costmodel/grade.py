@@ -143,6 +143,13 @@ def _run_part(name: str, run) -> PartVerdict:
         return PartVerdict(None, [f"the {name} part could not be graded on this machine (pending, not your fault): {fault}"])
 
 
+def answer_not_run(why: str) -> CostModelResult:
+    """Both parts 0, failed, for an answer cell that never reached a learner: missing from the
+    submission, or in a file refused as not a notebook (nbgrader_ext/trusted.py). The student's
+    failure, not the grader's: the class summary says "failed", and `why` in its gist."""
+    return CostModelResult({part: PartVerdict(0.0, [why], failed=True, gist=_gist(why)) for part in PARTS})
+
+
 def _gist(text: str, limit: int = 120) -> str:
     """`text` on one line, cut to `limit` characters."""
     text = " ".join(text.split())

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..costmodel import PARTS as COST_MODEL_PARTS
+from ..costmodel.grade import answer_not_run
 from ..engine.config import GraderConfig
 from ..problems import get_problem
 from ..problems.variants import JOURNAL, Variant
@@ -123,7 +123,7 @@ class TrustedGrading:
                     self._pending[answer.grade_id] = self._in_background(self._grade_schedule, answer, source)
             elif answer.kind == "cost-model":
                 if source is None:
-                    self.verdicts.cost_models[answer.grade_id] = _missing_cost_model(missing_text(answer.grade_id, record))
+                    self.verdicts.cost_models[answer.grade_id] = answer_not_run(missing_text(answer.grade_id, record)).to_dict()
                 else:
                     self._pending[answer.grade_id] = self._in_background(self._grade_cost_model, answer, source)
             else:
@@ -183,16 +183,12 @@ class TrustedGrading:
                 problem = get_problem(answer.name)
                 self.verdicts.results[answer.grade_id] = Result(problem=problem.name, target=problem.target, status="rejected", messages=[why])
             elif answer.kind == "cost-model":
-                self.verdicts.cost_models[answer.grade_id] = {"parts": {p: {"fraction": 0.0, "lines": [why]} for p in COST_MODEL_PARTS}}
+                self.verdicts.cost_models[answer.grade_id] = answer_not_run(why).to_dict()
             else:
                 self.verdicts.questions[answer.grade_id] = {"fraction": 0.0, "lines": [why], "right": []}
         for grade_id in self.plan.scored:
             self.verdicts.cells[grade_id] = CellVerdict(0.0, why)
         return self.verdicts
-
-
-def _missing_cost_model(why: str) -> dict:
-    return {"parts": {part: {"fraction": 0.0, "lines": [why]} for part in COST_MODEL_PARTS}, "notes": []}
 
 
 def _missing_result(answer: Answer, why: str) -> Result:

@@ -148,3 +148,41 @@ def test_a_cost_models_lost_points_say_the_numbers_or_why_the_learner_failed():
     row.parts["search"] = 1.0
     assert _lost_points(row, plan, cost_model_record(slow)) == \
         "search -3 of 4 (30.2 measurements to a near-best schedule; random 34.0, the instructor's 18.1)"
+
+
+def test_a_missing_cost_model_cell_or_a_refused_file_reads_failed_not_a_score(tmp_path):
+    """The records the trusted grader writes where no learner ran (nbgrader_ext/trusted.py): the
+    row says the parts failed, and why, as for a learner that failed."""
+    import copy
+
+    import nbformat
+
+    from autograder.course.summary import _lost_points, _read_trusted_record
+    from autograder.engine.config import GraderConfig
+    from autograder.nbgrader_ext.normalise import SUBMISSION_KEY, refusal_text
+    from autograder.nbgrader_ext.plan import plan_from_notebook
+    from autograder.nbgrader_ext.trusted import TrustedGrading
+
+    from .conftest import source_notebook
+
+    source = nbformat.read(source_notebook("cost-model"), as_version=4)
+    plan = plan_from_notebook(source)
+    emptied = copy.deepcopy(source)
+    emptied.cells = [c for c in emptied.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "cost-model"]
+    missing = TrustedGrading(plan, GraderConfig()).start(emptied).finish().to_metadata()
+    write_graded(tmp_path / "ben", missing)
+    row = Row("ben", 0.0, 10.0, "points lost", parts={"ranking": 0.0, "search": 0.0, "written": None},
+              out_of={"ranking": 4.0, "search": 4.0, "written": 2.0})
+    record = _read_trusted_record(row, tmp_path / "ben")
+    assert row.schedule == "ranking failed / search failed" and not row.grader_faults
+    assert row.note == "the answer cell 'cost-model' is missing from the submission"
+    assert _lost_points(row, plan, record) == \
+        "ranking, search -8 of 8 (the answer cell 'cost-model' is missing from the submission)"
+
+    why = refusal_text("not a notebook: the file is not valid JSON")
+    refused = TrustedGrading(plan, GraderConfig()).refuse(why).finish().to_metadata()
+    write_graded(tmp_path / "ada", {**refused, SUBMISSION_KEY: {"refused": "not a notebook: the file is not valid JSON"}})
+    row = Row("ada", 0.0, 10.0, "points lost", parts={"ranking": 0.0, "search": 0.0, "written": None})
+    _read_trusted_record(row, tmp_path / "ada")
+    assert row.schedule == "ranking failed / search failed" and not row.grader_faults
+    assert row.review and row.note == f"cost-model.ipynb {why}"
