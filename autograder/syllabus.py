@@ -48,12 +48,17 @@ class Assignment:
 
     @property
     def graded_on(self) -> str:
-        """What the class run grades, in the words the website and the map use."""
+        """What the class run grades, in the words the website uses ("graded ..."); the map
+        prints `how_graded` under the label "graded"."""
+        return f"graded {self.how_graded}"
+
+    @property
+    def how_graded(self) -> str:
         from .costmodel import NAME as COST_MODEL
 
         if self.problem == COST_MODEL:
-            return "graded on how well your model ranks schedule candidates and how soon it steers a search to a fast one"
-        return f"graded as problem {self.problem}"
+            return "on how well your model ranks schedule candidates and how soon it steers a search to a fast one"
+        return f"as problem {self.problem}"
 
     @property
     def check_it(self) -> tuple[str, str]:
@@ -244,6 +249,8 @@ def render(syllabus: Syllabus, root: str | Path | None = None) -> str:
                 "",
                 f"  Assignment: {assignment.title}  [{assignment.id}]",
                 f"    notebook    {path(assignment.notebook)}",
-                f"    graded as   problem {assignment.problem}, after lesson {assignment.after}",
+                f"    after       lesson {assignment.after}",
+                f"    graded      {assignment.how_graded}",
+                f"    check it    {': '.join(assignment.check_it)}",
             ]
     return "\n".join(lines)

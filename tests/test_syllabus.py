@@ -135,6 +135,27 @@ def test_map_prints_the_course_and_exits_zero(capsys):
     assert "(missing)" not in out
 
 
+def test_map_says_how_each_assignment_is_graded_and_checked_by_its_kind(capsys):
+    """As the website does (syllabus.Assignment.graded_on, check_it): a schedule by its problem and
+    grade-schedule, the cost model by what it is graded on and its notebook's self-check."""
+    assert main(["map"]) == 0
+    out = capsys.readouterr().out
+    tiling = out[out.index("[tiling]"):out.index("[gpu-tiling]")]
+    assert "    after       lesson tiling-trace\n    graded      as problem tile-fused-conv\n" in tiling
+    assert "    check it    Try a schedule any time: tvm-course grade-schedule tile-fused-conv my_schedule.py" in tiling
+    cost_model = out[out.index("[cost-model]"):]
+    assert "    graded      on how well your model ranks schedule candidates and how soon it steers a search to a fast one" \
+        in cost_model
+    assert "    check it    Check your model on your own machine with the notebook's self-check cell: " \
+        "self_check(features, Model)" in cost_model
+    assert "problem learned-cost-model" not in cost_model and "grade-schedule" not in cost_model  # a model is no schedule
+    assert main(["map", "--json"]) == 0
+    (entry,) = [a for a in json.loads(capsys.readouterr().out)["units"][0]["assignments"] if a["id"] == "cost-model"]
+    assert entry["graded_on"].startswith("graded on how well your model ranks")
+    assert entry["check_it"] == ["Check your model on your own machine with the notebook's self-check cell",
+                                 "self_check(features, Model)"]
+
+
 def test_map_marks_missing_files_and_exits_one(tmp_path, capsys):
     path = _copy_course(tmp_path)
     (tmp_path / "lessons" / "02-tiling-trace.ipynb").unlink()

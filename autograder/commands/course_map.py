@@ -26,7 +26,11 @@ def course_map(args: argparse.Namespace) -> int:
         return ExitCode.USAGE_ERROR
     issues = syllabus.problems(loaded, args.root)
     if args.json:
-        document = {"course": loaded.course, "units": [asdict(unit) for unit in loaded.units], "problems": issues}
+        units = [asdict(unit) for unit in loaded.units]
+        for unit, described in zip(loaded.units, units):  # what a student is told of each: how it is graded and checked
+            for assignment, entry in zip(unit.assignments, described["assignments"]):
+                entry.update(graded_on=assignment.graded_on, check_it=list(assignment.check_it))
+        document = {"course": loaded.course, "units": units, "problems": issues}
         print(json.dumps(document, indent=2))
     else:
         print(syllabus.render(loaded, args.root))
