@@ -4,10 +4,13 @@
   the first ranking split (a good model's points fall from top left to bottom right), its top k
   marked;
 - `search_figure`: the fraction of the pool's best found after each measurement, the mean over
-  the replayed searches, the student's model beside the instructor's and random order's exact
-  expectation, with the goal (a schedule within scoring.NEAR_BEST of the best) as a line.
+  the replayed searches, the student's model beside the instructor's (the self-check: the public
+  baseline's) and random order's exact expectation, with the goal (a schedule within
+  scoring.NEAR_BEST of the best) as a line.
 
-Both read `CostModelResult.plot` (grade.py) and nothing a student wrote: the only text in them is
+Both read `CostModelResult.plot` (grade.py; the self-check's `SelfCheckResult.plot`, which the
+student's kernel draws with the same functions: nbgrader_ext/cost_model_cells.py) and nothing a
+student wrote: the only text in them is
 this module's, and every number is checked (finite, the lengths that belong together, at most
 MAX_POINTS) before it is drawn; a record that fails a check draws no figure. Hand-written SVG,
 not matplotlib: the grading process never imports a plotting library, and the figure is a few
@@ -23,7 +26,10 @@ from html import escape
 MAX_POINTS = 4096  # more than any table's held-out candidates or a search's budget
 WIDTH, HEIGHT = 520, 320
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 34, 48  # the plot area's margins
-COLOURS = {"student": "#1f77b4", "instructor": "#2ca02c", "random": "#7f7f7f", "top": "#d62728", "goal": "#ff7f0e"}
+COLOURS = {"student": "#1f77b4", "instructor": "#2ca02c", "baseline": "#2ca02c", "random": "#7f7f7f", "top": "#d62728",
+           "goal": "#ff7f0e"}
+# The model a search figure draws beside the student's: the class run's bar, or the self-check's baseline
+REFERENCES = {"instructor": "the instructor's model", "baseline": "the public baseline"}
 
 
 @dataclass(frozen=True)
@@ -139,10 +145,15 @@ def ranking_figure(record) -> Figure | None:
 
 def search_figure(record) -> Figure | None:
     """The fraction of the pool's best found against measurements: the student's model, the
-    instructor's, random order's expectation, and the goal."""
+    reference (the instructor's, or in the self-check the baseline: whichever one the record
+    holds), random order's expectation, and the goal."""
     if not isinstance(record, dict):
         return None
-    curves = {name: _numbers(record.get(name), positive=True) for name in ("student", "instructor", "random")}
+    references = [name for name in REFERENCES if name in record]
+    if len(references) != 1:
+        return None
+    reference = references[0]
+    curves = {name: _numbers(record.get(name), positive=True) for name in ("student", reference, "random")}
     goal, searches = record.get("goal"), record.get("searches")
     lengths = {len(c) for c in curves.values() if c is not None}
     if (any(c is None for c in curves.values()) or len(lengths) != 1 or type(goal) is not float
@@ -154,7 +165,7 @@ def search_figure(record) -> Figure | None:
         return None
     floor = min(0.9, math.floor(min(values + [goal]) * 10) / 10)
     text = (f"The fraction of the pool's best time found after each of {budget} measurements, the mean of "
-            f"{searches} replayed searches: your model, the instructor's model, and measuring in a random order "
+            f"{searches} replayed searches: your model, {REFERENCES[reference]}, and measuring in a random order "
             f"(its exact expectation). The dashed line is the goal, a schedule within {1 / goal - 1:.0%} of the best; "
             "a search stops when it reaches it.")
     xs = _scale([float(t) for t in range(1, budget + 1)], 1.0, float(max(budget, 2)), LEFT + 8, WIDTH - RIGHT - 8)
@@ -169,14 +180,14 @@ def search_figure(record) -> Figure | None:
     svg += [_y_tick(y(v), f"{v:.1f}") for v in steps]
     svg.append(f'<line class="goal" x1="{LEFT}" y1="{y(goal):.1f}" x2="{WIDTH - RIGHT}" y2="{y(goal):.1f}" '
                f'stroke="{COLOURS["goal"]}" stroke-dasharray="6 4"/>')
-    dashes = {"student": "", "instructor": "", "random": "3 3"}
+    dashes = {"student": "", reference: "", "random": "3 3"}
     for name, curve in curves.items():
         assert curve is not None
         points = " ".join(f"{xs[t]:.1f},{y(v):.1f}" for t, v in enumerate(curve))
         dash = f' stroke-dasharray="{dashes[name]}"' if dashes[name] else ""
         svg.append(f'<polyline class="curve {name}" points="{points}" fill="none" stroke="{COLOURS[name]}" '
                    f'stroke-width="2"{dash}/>')
-    svg += _legend([(COLOURS["student"], "", "your model"), (COLOURS["instructor"], "", "the instructor's model"),
+    svg += _legend([(COLOURS["student"], "", "your model"), (COLOURS[reference], "", REFERENCES[reference]),
                     (COLOURS["random"], "3 3", "random order (expected)"),
                     (COLOURS["goal"], "6 4", f"within {1 / goal - 1:.0%} of the best")], bottom=True)
     svg.append("</svg>")

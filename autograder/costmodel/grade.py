@@ -19,7 +19,9 @@ instructor's model failed or is no better than random on this table).
 
 The self-check (`check_submission`) cannot know the instructor's model: it shows the student's
 numbers beside random's and the public baseline's (baseline.py) and states the class run's rule
-in words (scoring.CLASS_RUN_RULE); it gives no points.
+in words (scoring.CLASS_RUN_RULE); it gives no points. Its `plot` is the class run's, drawn from
+the same outcomes (`_ranking_plot`, `_search_plot`), the baseline where the instructor's model
+would be: the student sees the feedback's figures before handing in.
 """
 from __future__ import annotations
 
@@ -95,6 +97,7 @@ class SelfCheckResult:
     parts: dict[str, PartCheck]
     notes: list[str] = field(default_factory=list)
     rule: str = scoring.CLASS_RUN_RULE
+    plot: dict = field(default_factory=dict)  # as CostModelResult.plot, the baseline's search as "baseline"
 
 
 def syntax_problem(source: str) -> str | None:
@@ -253,18 +256,12 @@ def grade_learner(source: str, table: Table, seed: int = NO_STUDENT_SEED, limits
     plan = scoring.ScoringPlan.for_pool(len(table.seconds))
 
     def ranking(student: scoring.RankingOutcome, theirs: scoring.RankingOutcome) -> PartVerdict:
-        first = student.per_split[0]
-        result.plot["ranking"] = {"seconds": table.seconds[first["indices"]].tolist(), "scores": first["scores"],
-                                  "top_k": plan.top_k}
+        result.plot["ranking"] = _ranking_plot(student, table, plan)
         score = scoring.ranking_credit(student, theirs, plan)
         return PartVerdict(score.fraction, score.lines, gist=score.gist)
 
     def search(student: scoring.SearchOutcome, theirs: scoring.SearchOutcome) -> PartVerdict:
-        best, budget = float(table.seconds.min()), min(max(plan.budgets), len(table.seconds))
-        result.plot["search"] = {"student": scoring.fraction_of_best(student.curves, best, budget),
-                                 "instructor": scoring.fraction_of_best(theirs.curves, best, budget),
-                                 "random": scoring.random_fraction_of_best(table.seconds, budget),
-                                 "goal": 1 / scoring.NEAR_BEST, "searches": plan.seeds}
+        result.plot["search"] = _search_plot(student, "instructor", theirs, table, plan)
         score = scoring.search_credit(student, theirs, plan)
         return PartVerdict(score.fraction, score.lines, gist=score.gist)
 
@@ -276,6 +273,23 @@ def grade_learner(source: str, table: Table, seed: int = NO_STUDENT_SEED, limits
         result.parts = {part: _run_part(part, lambda part=part: credit[part](students[part].result(), bars[part].result()))
                         for part in PARTS}
     return result
+
+
+def _ranking_plot(student: scoring.RankingOutcome, table: Table, plan: scoring.ScoringPlan) -> dict:
+    """What feedback_plots.ranking_figure draws: the first split's held-out times and the student's scores."""
+    first = student.per_split[0]
+    return {"seconds": table.seconds[first["indices"]].tolist(), "scores": first["scores"], "top_k": plan.top_k}
+
+
+def _search_plot(student: scoring.SearchOutcome, reference: str, theirs: scoring.SearchOutcome, table: Table,
+                 plan: scoring.ScoringPlan) -> dict:
+    """What feedback_plots.search_figure draws: the mean fraction of the pool's best found after
+    each measurement, the student's, the `reference` model's ("instructor" or "baseline") and random's."""
+    best, budget = float(table.seconds.min()), min(max(plan.budgets), len(table.seconds))
+    return {"student": scoring.fraction_of_best(student.curves, best, budget),
+            reference: scoring.fraction_of_best(theirs.curves, best, budget),
+            "random": scoring.random_fraction_of_best(table.seconds, budget),
+            "goal": 1 / scoring.NEAR_BEST, "searches": plan.seeds}
 
 
 def check_learner(source: str, table: Table, limits: LearnerLimits = LearnerLimits()) -> SelfCheckResult:
@@ -292,18 +306,23 @@ def check_learner(source: str, table: Table, limits: LearnerLimits = LearnerLimi
     lines = {"ranking": scoring.ranking_lines, "search": scoring.search_lines}
     run = {"ranking": scoring.rank, "search": scoring.search}
 
-    def check(part: str) -> PartCheck:
+    def check(part: str) -> tuple[PartCheck, dict | None]:
         try:
             student = _confined(part, source, table, plan, NO_STUDENT_SEED, limits)
         except LearnerFailure as failure:
-            return PartCheck(True, [f"your learner failed in the {part} part (the class run scores it 0): {failure}"])
+            return PartCheck(True, [f"your learner failed in the {part} part (the class run scores it 0): {failure}"]), None
         except LearnerFault as fault:
-            return PartCheck(False, [f"the {part} part could not be checked on this machine (not your fault): {fault}"])
-        return PartCheck(False, lines[part](student, run[part](baseline, table.seconds, plan, NO_STUDENT_SEED), plan))
+            return PartCheck(False, [f"the {part} part could not be checked on this machine (not your fault): {fault}"]), None
+        theirs = run[part](baseline, table.seconds, plan, NO_STUDENT_SEED)
+        plot = _ranking_plot(student, table, plan) if part == "ranking" else _search_plot(student, "baseline", theirs, table, plan)
+        return PartCheck(False, lines[part](student, theirs, plan)), plot
 
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="cost-model-check") as pool:
         running = {part: pool.submit(check, part) for part in PARTS}
-        result.parts = {part: future.result() for part, future in running.items()}
+        for part, future in running.items():
+            result.parts[part], plot = future.result()
+            if plot is not None:  # drawn only where the learner ran, as the feedback draws it
+                result.plot[part] = plot
     return result
 
 

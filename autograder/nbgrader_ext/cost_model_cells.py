@@ -7,6 +7,9 @@ metrics (costmodel/grade.py). It cannot give the class run's points: those are s
 instructor's model, which is not given out, on the grading machine's table and secret draws. So
 it shows the student's numbers beside random's and the public baseline's, and states the class
 run's rule in words (costmodel/scoring.py: CLASS_RUN_RULE); it presents no number as a grade.
+Under each part's numbers it draws the figure the feedback page will draw there
+(costmodel/feedback_plots.py), from the outcomes the self-check computed, the public baseline
+where the feedback has the instructor's model.
 """
 from __future__ import annotations
 
@@ -105,13 +108,32 @@ def self_check(features, Model, grid: str = "full", **limits):
 
 
 def points(check, part: str, out_of: float) -> None:
-    """What a test cell shows of one part (ranking or search) of the self-check: the numbers and
-    the rule by which the class run turns them into up to `out_of` points (not the points: this
-    machine cannot know the instructor's model)."""
+    """What a test cell shows of one part (ranking or search) of the self-check: the numbers, the
+    rule by which the class run turns them into up to `out_of` points (not the points: this
+    machine cannot know the instructor's model), and the part's figure, as the feedback page
+    shows it under the part's score."""
     if isinstance(check, GradedOutsideTheKernel):
         print(repr(check))
         return None
     verdict = check.result.parts[part]
     print("\n".join(verdict.lines))
     print(f"Up to {out_of:g} points, given by the class run. {check.result.rule}")
+    show_figure(check, part)
     return None
+
+
+def show_figure(check, part: str) -> None:
+    """The part's figure from the self-check's record, displayed as the feedback page's output is
+    (an SVG, its words as the text): none where the learner failed in the part, or outside IPython."""
+    from ..costmodel.feedback_plots import figures
+
+    figure = figures(check.result.plot).get(part)
+    if figure is None:
+        return
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:
+        return
+    if get_ipython() is not None:
+        display({"image/svg+xml": figure.svg, "text/plain": figure.text}, raw=True)

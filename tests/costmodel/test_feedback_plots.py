@@ -77,6 +77,19 @@ def test_a_ranking_record_that_is_not_one_draws_nothing(broken):
     assert ranking_figure(broken) is None
 
 
+def test_the_self_checks_search_figure_draws_the_baseline_where_the_feedback_has_the_instructors_model():
+    record = search_record(20)
+    record["baseline"] = record.pop("instructor")
+    figure = search_figure(record)
+    assert figure is not None
+    root = parsed(figure.svg)
+    assert sorted(c.get("class").split()[1] for c in root.iter(f"{SVG}polyline")) == ["baseline", "random", "student"]
+    legend = [t.text for t in root.iter(f"{SVG}text")]
+    assert "the public baseline" in legend and "the instructor's model" not in legend
+    assert "your model, the public baseline, and measuring in a random order" in figure.text
+    assert search_figure({**record, "instructor": record["baseline"]}) is None  # one reference or the other, never both
+
+
 @pytest.mark.parametrize("change", [
     {"student": [0.5, 2.0] * 10},  # above the pool's best
     {"random": [0.5] * 19},  # not the budget's length

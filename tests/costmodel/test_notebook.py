@@ -29,6 +29,7 @@ def test_a_student_runs_the_notebook_and_the_self_check_grades_their_cell(tmp_pa
     monkeypatch.setenv("TVM_COURSE_STUDENT", STUDENT)
     monkeypatch.setenv("TVM_COURSE_TABLES", str(tmp_path / "tables"))
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    notebook.cells.append(nbformat.v4.new_code_cell("import json\nprint(json.dumps(check.result.plot))"))
     NotebookClient(notebook, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(tmp_path)}}).execute()
     said = {c.metadata.get("nbgrader", {}).get("grade_id"): "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "")
                                                                        for o in c.get("outputs", []))
@@ -42,6 +43,21 @@ def test_a_student_runs_the_notebook_and_the_self_check_grades_their_cell(tmp_pa
         assert "of its points" not in said[cell] and "of the credit" not in said[cell]
     assert "4.0" not in said["ranking"].splitlines()[-1]  # the cell's value is no grade
     assert os.listdir(tmp_path / "tables")  # measured here, kept where it was told
+
+    # Each part's cell shows the figure the feedback will show there, as the feedback's output is
+    # (preprocessors._cost_model_figure), drawn from the self-check's own record (the last cell,
+    # the test's, prints it from the kernel).
+    import json
+
+    from autograder.costmodel.feedback_plots import figures
+
+    expected = figures(json.loads(notebook.cells[-1].outputs[0]["text"]))
+    assert sorted(expected) == ["ranking", "search"]
+    for part in ("ranking", "search"):
+        cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == part)
+        (shown,) = [o for o in cell.outputs if "image/svg+xml" in o.get("data", {})]
+        assert shown.data["image/svg+xml"] == expected[part].svg and shown.data["text/plain"] == expected[part].text
+    assert "the public baseline" in expected["search"].svg and "the instructor's model" not in expected["search"].svg
 
 
 def test_the_source_notebook_is_as_nbgrader_needs_it():
