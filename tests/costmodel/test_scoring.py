@@ -121,3 +121,44 @@ def test_credit_lines_say_where_the_model_stands():
     # and each in one line, for the instructor's table of the class
     assert credit.gist == "top-1 0.80, pairwise 0.75; the instructor's 1.00, 1.00"
     assert search.gist == "9.0 measurements to a near-best schedule; random 10.0, the instructor's 6.0"
+
+
+class FixedOrder:
+    """A model that learns nothing: it always prefers the lower index (scores = minus the index)."""
+
+    def fit(self, indices, seconds):
+        pass
+
+    def predict(self, indices):
+        return -np.asarray(indices, dtype=np.float64)
+
+
+def test_search_credit_of_a_model_between_random_and_the_instructors_worked_out_by_hand():
+    """The search part end to end (scoring.search, then search_credit) on a table where the
+    instructor's model beats random on every draw, whatever the machine: the class run's tiny
+    measured table cannot promise that, so this is the test that always gives search credit."""
+    # 12 candidates, one near-best (index 3, 1.0 s; the goal is within 10%: 1.1 s), the rest 2 s or slower
+    seconds = np.array([2.0, 3.0, 4.0, 1.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0])
+    plan = scoring.ScoringPlan(train=4, splits=1, top_k=1, budgets=(12,), batch=1, seeds=4)
+    firsts = [int(scoring.first_batch(12, 1, 12, i)[0]) for i in range(4)]
+    assert firsts == [8, 7, 2, 9]  # this seed's first picks: none is the near-best one
+    instructor = scoring.search(lambda episode: Oracle(seconds), seconds, plan, seed=12)
+    student = scoring.search(lambda episode: FixedOrder(), seconds, plan, seed=12)
+    # Random picks after a first miss: 1 + the expected draws to find the 1 near-best among the 11
+    # left, (11 + 1) / (1 + 1) = 6: 7 measurements, on every search.
+    assert student.random == instructor.random == pytest.approx(7.0)
+    # The instructor's model (it knows every time) picks the near-best one second: 2 measurements.
+    assert instructor.measurements == 2.0
+    # The student's measures 0, 1, 2 (skipping its first pick) then 3: after 8, 7 and 9, five
+    # measurements; after 2, four. Mean (5 + 5 + 4 + 5) / 4 = 4.75.
+    assert student.measurements == pytest.approx(4.75)
+    assert student.curves[2] == [4.0, 2.0, 2.0, 1.0]  # first 2 (4 s), then 0 (2 s), 1 (3 s), 3 (1 s)
+    # Saved against random: 7 - 4.75 = 2.25, against the instructor's 7 - 2 = 5; full credit at 0.8 of
+    # that lead: 2.25 / (0.8 * 5) = 0.5625.
+    credit = scoring.search_credit(student, instructor, plan)
+    assert credit.fraction == pytest.approx(2.25 / (scoring.FULL_CREDIT_SHARE * 5)) == pytest.approx(0.5625)
+    assert credit.gist == "4.8 measurements to a near-best schedule; random 7.0, the instructor's 2.0"
+    # the instructor's own model, scored against itself, earns all of it; a model that finds
+    # nothing sooner than random earns none
+    assert scoring.search_credit(instructor, instructor, plan).fraction == 1.0
+    assert scoring.search_credit(scoring.SearchOutcome(7.0, 7.0), instructor, plan).fraction == 0.0
