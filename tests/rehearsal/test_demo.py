@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course import demo
+from autograder.rehearsal import demo
 from autograder.course.course_dir import course_directory, load_course_config
 from autograder.course.gradebook_sync import sqlite_path
 from autograder.course.grading_run import RunReport, readable_by_others
