@@ -1,9 +1,10 @@
 """The class on the hub: the shared exchange with nbgrader's documented permissions, the
 hub-wide nbgrader settings, each user's Jupyter settings (students get the Assignments tab, the
-instructor the Formgrader too), and the instructor's course root with the assignment released.
+instructor the Formgrader too), and the instructor's course root with the assignments released.
 
-Run as root by autograder.hub.server; `python -m autograder.hub.classroom release ROOT ASSIGNMENT
-STUDENT...` is the part that runs as the instructor, in the single-user environment.
+Run as root by autograder.hub.server; `python -m autograder.hub.classroom release ROOT
+ASSIGNMENT[,ASSIGNMENT...] STUDENT...` is the part that runs as the instructor, in the
+single-user environment.
 """
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ def user_settings(account: Account) -> None:
     jupyter = account.home / ".jupyter"
     off_server = STUDENT_ONLY_OFF["server"] if account.role == "student" else []
     off_lab = STUDENT_ONLY_OFF["lab"] if account.role == "student" else []
-    server = {"jpserver_extensions": {name: False for name in off_server}}
+    server: dict[str, object] = {"jpserver_extensions": {name: False for name in off_server}}
     if account.role == "instructor":
         # JupyterHub's single-user servers forbid every frame (CSP frame-ancestors 'none'), and so
         # JupyterLab's Nbgrader > Formgrader, an iframe of the instructor's own server, shows
@@ -100,9 +101,9 @@ def shell_path(account: Account, env: Path) -> None:
         _write_as(account, profile, text + f"\n{PROFILE_MARK}\nPATH=\"{env / 'bin'}:$PATH\"\n")
 
 
-def ensure_course(instructor: Account, students: list[Account], assignment: str, env: Path, user_env: dict) -> Path:
+def ensure_course(instructor: Account, students: list[Account], assignments: list[str], env: Path, user_env: dict) -> Path:
     """The instructor's course root (a copy of the repository's course/ with a secret of its own),
-    the students enrolled, and `assignment` generated and released to the exchange."""
+    the students enrolled, and each of `assignments` generated and released to the exchange."""
     from ..rehearsal.scratch_course import BUNDLED_COURSE, copy_course
 
     root = instructor.home / COURSE_FOLDER
@@ -112,17 +113,18 @@ def ensure_course(instructor: Account, students: list[Account], assignment: str,
             for name in [dirpath, *(os.path.join(dirpath, n) for n in filenames)]:
                 os.chown(name, instructor.uid, instructor.gid)
         os.chmod(root, 0o700)
-    done = subprocess.run([str(env / "bin" / "python"), "-m", "autograder.hub.classroom", "release", str(root), assignment,
-                           *(s.name for s in students)],
+    done = subprocess.run([str(env / "bin" / "python"), "-m", "autograder.hub.classroom", "release", str(root),
+                           ",".join(assignments), *(s.name for s in students)],
                           cwd=root, env=user_env, user=instructor.uid, group=instructor.gid, extra_groups=[],
                           capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
-        raise HubError(f"releasing {assignment} as {instructor.name} failed:\n{(done.stdout + done.stderr)[-3000:]}")
+        raise HubError(f"releasing {', '.join(assignments)} as {instructor.name} failed:\n{(done.stdout + done.stderr)[-3000:]}")
     return root
 
 
-def _release(root: Path, assignment: str, students: list[str]) -> int:
-    """As the instructor: enrol, generate (variants.json for the class), release unless released."""
+def _release(root: Path, assignments: list[str], students: list[str]) -> int:
+    """As the instructor: enrol, then each assignment generated (variants.json for the class) and
+    released, unless it is released already to these students."""
     from nbgrader.api import Gradebook
 
     from ..course.course_dir import course_directory, load_course_config
@@ -135,19 +137,21 @@ def _release(root: Path, assignment: str, students: list[str]) -> int:
     # the demo's roster, as `tvm-course roster` enrols a real class: ids and names
     enrol(coursedir, [{"id": name, **dict(zip(("first_name", "last_name"), DEMO_NAMES.get(name, (name.capitalize(), "(demo)"))))}
                       for name in students])
-    exchange_copy = Path(os.environ.get("TVM_COURSE_HUB_EXCHANGE", "")) / COURSE_ID / "outbound" / assignment
-    if set(students) <= known and exchange_copy.is_dir():
-        return 0
-    release_assignment(root, assignment, students=students)
     nbgrader = Path(sys.executable).parent / "nbgrader"
-    command = [str(nbgrader), "release_assignment", assignment, "--force"]
-    done = subprocess.run(command, cwd=root, capture_output=True, text=True)
-    print(done.stdout + done.stderr)
-    return done.returncode
+    for assignment in assignments:
+        exchange_copy = Path(os.environ.get("TVM_COURSE_HUB_EXCHANGE", "")) / COURSE_ID / "outbound" / assignment
+        if set(students) <= known and exchange_copy.is_dir():
+            continue
+        release_assignment(root, assignment, students=students)
+        done = subprocess.run([str(nbgrader), "release_assignment", assignment, "--force"], cwd=root, capture_output=True, text=True)
+        print(done.stdout + done.stderr)
+        if done.returncode != 0:
+            return done.returncode
+    return 0
 
 
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "release":
-        sys.exit(_release(Path(sys.argv[2]), sys.argv[3], sys.argv[4:]))
-    print("usage: python -m autograder.hub.classroom release ROOT ASSIGNMENT STUDENT...", file=sys.stderr)
+        sys.exit(_release(Path(sys.argv[2]), [name for name in sys.argv[3].split(",") if name], sys.argv[4:]))
+    print("usage: python -m autograder.hub.classroom release ROOT ASSIGNMENT[,ASSIGNMENT...] STUDENT...", file=sys.stderr)
     sys.exit(2)

@@ -106,9 +106,8 @@ def ensure_environment(env: Path, log: Callable[[str], None]) -> Path:
         # The system's pip may be years old (Debian 12: 23.0), too old for these pins' metadata.
         _run([str(env / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", "--upgrade",
               f"pip=={importlib.metadata.version('pip')}"], "pip install --upgrade pip")
-    with tempfile.TemporaryDirectory(prefix="tvm-course-hub-") as scratch:
-        scratch = Path(scratch)
-        wheel = build_wheel(REPO_ROOT, scratch, "The tvm-course package, for the course's JupyterHub.\n", log)
+    with tempfile.TemporaryDirectory(prefix="tvm-course-hub-") as scratch_name:
+        wheel = build_wheel(REPO_ROOT, Path(scratch_name), "The tvm-course package, for the course's JupyterHub.\n", log)
         pip = [str(env / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check"]
         if fresh:
             log("installing the course's wheel, JupyterHub's single-user server and nbgrader into it")

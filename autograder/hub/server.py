@@ -26,6 +26,7 @@ from .environment import HUB_FILES, ensure_environment, ensure_proxy
 
 DEFAULT_STATE = Path("/srv/tvm-course-hub")
 DEFAULT_PORT = 8800
+DEFAULT_ASSIGNMENTS = ("tiling", "cost-model")
 CONFIG_FILE = HUB_FILES / "jupyterhub_config.py"
 
 
@@ -36,7 +37,8 @@ class HubSettings:
     port: int = DEFAULT_PORT  # 0: a free one
     students: list[str] = field(default_factory=lambda: list(DEFAULT_STUDENTS))
     instructor: str = DEFAULT_INSTRUCTOR
-    assignment: str = "tiling"
+    # Released at each start (each once): the CPU assignments a student runs in their kernel on the hub.
+    assignments: list[str] = field(default_factory=lambda: list(DEFAULT_ASSIGNMENTS))
 
     @property
     def env_dir(self) -> Path:
@@ -91,8 +93,8 @@ def prepare(settings: HubSettings, log: Callable[[str], None]) -> list[Account]:
     ensure_exchange(settings.exchange)
     hub_nbgrader_config(settings.exchange, settings.config_path)
     instructor = accounts[-1]
-    log(f"releasing {settings.assignment} as {instructor.name}")
-    ensure_course(instructor, accounts[:-1], settings.assignment, settings.env_dir, user_environment(settings, instructor))
+    log(f"releasing {', '.join(settings.assignments)} as {instructor.name}")
+    ensure_course(instructor, accounts[:-1], list(settings.assignments), settings.env_dir, user_environment(settings, instructor))
     return accounts
 
 

@@ -45,6 +45,12 @@ def downloaded(panel):
     return panel.locator("#fetched_assignments_list").first
 
 
+def assignment_row(listing, assignment: str):
+    """One assignment's row in a list of the Assignments tab (its Fetch or Submit button), not
+    the rows of its notebooks nested under it."""
+    return listing.locator(".list_item:not(.nested_list_item)", has_text=assignment).first
+
+
 def refresh(panel) -> None:
     panel.locator("button[title='Refresh assignments list'], #refresh_assignments_list").first.click()
 
@@ -100,16 +106,41 @@ def set_cell(page, index: int, text: str) -> None:
     page.keyboard.press("Escape")
 
 
-def run_cell(page, index: int) -> None:
+def select_cell(page, index: int) -> None:
+    """The cell selected in command mode (where keys are commands: B inserts a cell below it)."""
     cell = cells(page).nth(index)
-    cell.locator(".jp-InputPrompt").click()  # selects the cell in command mode
+    cell.locator(".jp-InputPrompt").click()
     page.wait_for_function("el => el.classList.contains('jp-mod-selected')", arg=cell.element_handle())
+
+
+def run_cell(page, index: int) -> None:
+    select_cell(page, index)
     page.keyboard.press("Control+Enter")
 
 
 def output(page, index: int, expect: str, timeout: float = LONG) -> str:
     """The cell's output once it contains `expect`."""
     return wait_text(cells(page).nth(index).locator(".jp-Cell-outputArea"), expect, timeout)
+
+
+def open_terminal(page):
+    """File > New > Terminal; returns the text the terminal shows (screen-reader mode keeps it in the page)."""
+    menu(page, "File", "New")
+    page.locator('.lm-Menu-itemLabel:text-is("Terminal")').first.click()
+    terminal = page.locator(".jp-Terminal:visible")
+    terminal.wait_for()
+    screen = terminal.locator(".xterm-accessibility-tree")
+    wait_text(screen, "$")
+    terminal.click()
+    return screen
+
+
+def run_in_terminal(page, screen, command: str, timeout: float = 900_000) -> str:
+    """Type `command` in a terminal of its own and wait until it exits: returns what the terminal
+    shows, `COMMAND-EXIT STATUS USER` last. The marker is split in the typed line so that only
+    the echo's output shows it whole."""
+    page.keyboard.type(f"{command}; echo COMMAND\"\"-EXIT $? $(id -un)\n")
+    return wait_text(screen, "COMMAND-EXIT ", timeout)
 
 
 def save(page) -> None:

@@ -7,7 +7,9 @@ forging a classmate's exchange files, the Formgrader behind the hub's prefix, Re
 pressed before grading has finished (issue 36, item 1: refused in the Formgrader's dialog, which
 names each student and what to run, and nothing released). What the Formgrader and JupyterLab
 show a class (issue 36, item 6): the roster's names, feedback that names each test cell, no
-Jupyter news pop-up for a new user.
+Jupyter news pop-up for a new user. And the cost-model assignment (issue 44): one student fetches
+it, runs its self-check in her kernel on the hub, submits; the instructor collects and runs
+`tvm-course grade cost-model` in a terminal.
 
 The tests share one hub and run in order: each takes up the class where the last left it.
 """
@@ -120,8 +122,9 @@ def test_each_student_fetches_tiling_and_sees_their_own_variant(hub, pages):
         panel = jp.assignments(page)
         released = panel.locator("#released_assignments_list").first
         jp.wait_text(released, "tiling")
+        assert "cost-model" in released.inner_text()  # the hub releases both
         began = time.monotonic()
-        released.get_by_role("button", name="Fetch").click()
+        jp.assignment_row(released, "tiling").get_by_role("button", name="Fetch").click()
         jp.wait_text(jp.downloaded(panel), "Submit")
         timed("fetch (click to listed)", time.monotonic() - began)
         assert (hub.account(name).home / "tiling" / "tiling.ipynb").stat().st_uid == hub.account(name).uid
@@ -186,7 +189,7 @@ def test_two_students_submit_at_once_and_one_submits_twice_with_an_oversize_file
     panels = {name: jp.assignments(pages[name]) for name in STUDENTS}
     began = time.monotonic()
     for name in STUDENTS:  # both clicks before either waits
-        jp.downloaded(panels[name]).get_by_role("button", name="Submit").click()
+        jp.assignment_row(jp.downloaded(panels[name]), "tiling").get_by_role("button", name="Submit").click()
     for name in STUDENTS:
         jp.wait_text(panels[name].locator("#submitted_assignments_list").first, "UTC")
     timed("submit, two students at once (clicks to both listed)", time.monotonic() - began)
@@ -204,7 +207,7 @@ def test_two_students_submit_at_once_and_one_submits_twice_with_an_oversize_file
     jp.save(page)
     panel = jp.assignments(page)
     began = time.monotonic()
-    jp.downloaded(panel).get_by_role("button", name="Submit").click()
+    jp.assignment_row(jp.downloaded(panel), "tiling").get_by_role("button", name="Submit").click()
     submitted = panel.locator("#submitted_assignments_list").first
     deadline = time.monotonic() + 120
     while submitted.inner_text().count("UTC") < 2 and time.monotonic() < deadline:
@@ -303,19 +306,11 @@ def test_the_instructor_grades_in_a_terminal_on_the_hub_and_releases_feedback(hu
     from playwright.sync_api import expect
 
     page = pages[INSTRUCTOR]
-    jp.menu(page, "File", "New")
-    page.locator('.lm-Menu-itemLabel:text-is("Terminal")').first.click()
-    terminal = page.locator(".jp-Terminal:visible")
-    terminal.wait_for()
-    screen = terminal.locator(".xterm-accessibility-tree")
-    jp.wait_text(screen, "$")
-    terminal.click()
+    screen = jp.open_terminal(page)
     began = time.monotonic()
-    # The marker is split in the typed line so that only the echo's output shows it whole.
-    page.keyboard.type(f"cd ~/{COURSE_FOLDER} && tvm-course grade tiling --workers 1; echo GRADE\"\"-EXIT $? $(id -un)\n")
-    shown = jp.wait_text(screen, "GRADE-EXIT ", timeout=900_000)
+    shown = jp.run_in_terminal(page, screen, f"cd ~/{COURSE_FOLDER} && tvm-course grade tiling --workers 1")
     timed("tvm-course grade tiling in the terminal (2 students)", time.monotonic() - began)
-    assert f"GRADE-EXIT 0 {INSTRUCTOR}" in shown, shown[-3000:]
+    assert f"COMMAND-EXIT 0 {INSTRUCTOR}" in shown, shown[-3000:]
     with open(course_root(hub) / "tiling-grades.csv", newline="", encoding="utf-8") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     assert float(rows[ADA]["correctness"]) == 4 and float(rows[BEN]["correctness"]) == 4, rows
@@ -381,6 +376,86 @@ def test_a_student_fetches_feedback_and_sees_their_grade(hub, pages):
     assert "Test cell" not in page.locator("body").inner_text()
     feedback_public = hub.settings.exchange / COURSE_ID / "feedback"
     assert what_user_may_list(hub, BEN, {"feedback": feedback_public}) == {"feedback": "denied"}
+
+
+COST_MODEL = "cost-model"
+COST_MODEL_SAMPLES = {s.student: s for s in load_samples(BUNDLED_COURSE, COST_MODEL)}
+COST_MODEL_SETUP_CELL, COST_MODEL_ANSWER_CELL, COST_MODEL_SELF_CHECK_CELL = 1, 5, 7
+# The notebook's own quick check, which its text offers beside the self-check cell: the same
+# measurement in the student's kernel and the same sandbox and metrics, on the tiny table.
+TINY_SELF_CHECK = 'check = self_check(features, Model, grid="tiny")\ncheck'
+
+
+def test_a_student_checks_and_submits_a_cost_model_and_the_instructor_grades_it_on_the_hub(hub, pages):
+    """Issue 44: the cost-model assignment goes where tiling goes. ada fetches it, writes the
+    instructor's model (the sample's answer) and runs the notebook's self-check in her kernel on
+    the hub, which measures a candidate table there and grades her cell in the learner sandbox;
+    she submits; the instructor collects and runs `tvm-course grade cost-model` in a terminal,
+    and her row has both autograded parts.
+
+    Both sides use the tiny table (24 candidates, measured in seconds): the student the quick check
+    the notebook offers beside its self-check cell, the class run the course's setting, as
+    tests/course's term test does. The cell as released measures 320 candidates: 97 s on the hub
+    at load 7 to 9 on two cores, and the grader's own first table as long again; the real table is
+    tests/costmodel's. Here it is the path through the hub: the real kernel, measurement, sandbox
+    and class run."""
+    page, home = pages[ADA], hub.account(ADA).home
+    page.goto(f"{hub.url}user/{ADA}/lab")
+    jp.wait_for_lab(page)
+    panel = jp.assignments(page)
+    began = time.monotonic()
+    jp.assignment_row(panel.locator("#released_assignments_list").first, COST_MODEL).get_by_role("button", name="Fetch").click()
+    jp.wait_text(jp.assignment_row(jp.downloaded(panel), COST_MODEL), "Submit")
+    timed("fetch cost-model (click to listed)", time.monotonic() - began)
+    assert (home / COST_MODEL / f"{COST_MODEL}.ipynb").stat().st_uid == hub.account(ADA).uid
+
+    jp.open_notebook(page, hub, ADA, f"{COST_MODEL}/{COST_MODEL}.ipynb")
+    jp.run_cell(page, COST_MODEL_SETUP_CELL)
+    assert f"Student {ADA}" in jp.output(page, COST_MODEL_SETUP_CELL, "Your workload: ")
+    jp.set_cell(page, COST_MODEL_ANSWER_CELL, COST_MODEL_SAMPLES["ada"].answers["cost-model"])
+    jp.run_cell(page, COST_MODEL_ANSWER_CELL)
+    released_cells = jp.cells(page).count()
+    jp.select_cell(page, COST_MODEL_SELF_CHECK_CELL)  # the student's own check goes in a new cell below it
+    page.keyboard.press("b")
+    jp.cells(page).nth(released_cells).wait_for()
+    tiny_check = COST_MODEL_SELF_CHECK_CELL + 1
+    jp.set_cell(page, tiny_check, TINY_SELF_CHECK)
+    began = time.monotonic()
+    jp.run_cell(page, tiny_check)
+    report = jp.output(page, tiny_check, "The class run scores each part")
+    timed("cost-model self-check, tiny table (run to report)", time.monotonic() - began)
+    assert "ranking:" in report and "search:" in report and "pairwise accuracy" in report, report
+    assert "the baseline" in report, report
+    jp.save(page)
+
+    panel = jp.assignments(page)
+    jp.assignment_row(jp.downloaded(panel), COST_MODEL).get_by_role("button", name="Submit").click()
+    jp.wait_text(jp.assignment_row(panel.locator("#submitted_assignments_list").first, COST_MODEL), "UTC")
+    assert len(list(inbound(hub).glob(f"{ADA}+{COST_MODEL}+*"))) == 1
+
+    root = course_root(hub)
+    with open(root / "nbgrader_config.py", "a", encoding="utf-8") as config:  # stays the instructor's file
+        config.write('\nc.TrustedGrader.cost_model_grid = "tiny"  # the hub test\'s: 24 candidates\n')
+    instructor = pages[INSTRUCTOR]
+    screen = jp.open_terminal(instructor)
+    began = time.monotonic()
+    shown = jp.run_in_terminal(instructor, screen, f"cd ~/{COURSE_FOLDER} && nbgrader collect {COST_MODEL} "
+                                                   f"&& tvm-course grade {COST_MODEL} --workers 1")
+    timed("collect and tvm-course grade cost-model in the terminal (1 student)", time.monotonic() - began)
+    assert f"COMMAND-EXIT 0 {INSTRUCTOR}" in shown, shown[-3000:]
+    # A line wider than the terminal goes on in its next row: the rows are read joined. The run's
+    # table says how each part went (the search pending where the tiny table cannot tell the
+    # instructor's model from random: a grader fault, never a zero).
+    joined = shown.replace("\n", "")
+    assert f"Collecting submission: {ADA} {COST_MODEL}" in joined, shown[-3000:]
+    assert re.search(r"ranking 100% / search (100%|pending)", joined), shown[-3000:]
+    with open(root / f"{COST_MODEL}-grades.csv", newline="", encoding="utf-8") as handle:
+        row = {r["student"]: r for r in csv.DictReader(handle)}[ADA]
+    assert float(row["ranking"]) == 4.0, row
+    if row["search"] == "":
+        assert "no better than random" in (root / f"{COST_MODEL}-grader-faults.log").read_text(), row
+    else:
+        assert float(row["search"]) == 4.0, row
 
 
 def test_the_hub_stops_cleanly(hub, pages):
