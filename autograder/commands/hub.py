@@ -18,12 +18,13 @@ from ..errors import ExitCode
 
 def register(subparsers) -> None:
     from autograder.hub.accounts import DEFAULT_INSTRUCTOR, DEFAULT_STUDENTS
-    from autograder.hub.server import DEFAULT_PORT, DEFAULT_STATE
+    from autograder.hub.server import DEFAULT_ASSIGNMENTS, DEFAULT_PORT, DEFAULT_STATE
 
     parser = subparsers.add_parser("hub", help="the class on a JupyterHub on 127.0.0.1 (demo accounts; needs root)",
                                    description="Start a JupyterHub on 127.0.0.1 for the course: a system user per demo "
                                                "account, each user's server spawned as that user, nbgrader's Assignments "
-                                               "and Formgrader, a shared exchange, the assignment released. Needs root, "
+                                               f"and Formgrader, a shared exchange, the assignments a student runs in their own "
+                                               f"kernel released ({' and '.join(DEFAULT_ASSIGNMENTS)}). Needs root, "
                                                "node/npm (for configurable-http-proxy) and the network to PyPI and npm once.")
     parser.add_argument("action", nargs="?", choices=["start", "remove"], default="start",
                         help="start (default) or remove: delete the demo accounts (their homes) and the state folder")

@@ -40,10 +40,12 @@ def show_space(shape, count: int = 6) -> None:
 
 
 class _Progress:
-    """A text progress bar for the table's measurement (tqdm where it is installed)."""
+    """A text progress bar for the table's measurement (tqdm where it is installed). Without
+    tqdm, one line per phase, rewritten in place and ended when the phase ends: a carriage
+    return alone leaves a longer line's tail behind ("timing: 960/960320")."""
 
     def __init__(self):
-        self.bar, self.phase = None, None
+        self.bar, self.phase, self.line_open = None, None, False
 
     def __call__(self, done: int, total: int, phase: str) -> None:
         try:
@@ -60,11 +62,15 @@ class _Progress:
             self.bar.update(done - self.bar.n)
         elif phase != "done":
             print(f"\r{phase}: {done}/{total}", end="", flush=True)
+            self.line_open = True
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+        if self.line_open:
+            print(flush=True)
+            self.line_open = False
 
 
 class SelfCheck:
