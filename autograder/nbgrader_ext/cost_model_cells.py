@@ -19,12 +19,16 @@ from .kernel_side import GradedOutsideTheKernel, autograding, defining_cell, my_
 
 
 def my_shape():
-    """This student's shape of the head (from their variant), printed."""
+    """This student's shape of the head (from their variant), printed. Only the shape: the
+    variant's own description is the tiling assignment's convolution, not this workload."""
     from ..costmodel.space import shape_for
+    from ..problems.variants import student_variant
 
-    variant = my_variant()
-    shape = shape_for(None if autograding() else variant.to_dict())
-    print(f"Your workload: {shape.describe()}.")
+    if autograding():  # the grader derives each student's shape itself
+        return shape_for(None)
+    student, variant = student_variant()
+    shape = shape_for(variant.to_dict())
+    print(f"Student {student}. Your workload: {shape.describe()}.")
     return shape
 
 
@@ -102,7 +106,7 @@ def self_check(features, Model, grid: str = "full", **limits):
     text = defining_cell(features)
     if not {"features", "Model"} <= _bound_by(text) or getattr(Model, "__name__", "") != "Model":
         raise NameError("define features(candidates) and class Model in the one answer cell: the grader grades that cell alone")
-    shape_variant = my_variant()
+    shape_variant = my_variant(say=False)  # the table's note names the workload measured
     progress = _Progress()
     print("Measuring the candidate table on this machine (the first time takes a few minutes; then it is kept):")
     try:

@@ -35,6 +35,7 @@ def test_a_student_runs_the_notebook_and_the_self_check_grades_their_cell(tmp_pa
                                                                        for o in c.get("outputs", []))
             for c in notebook.cells if c.cell_type == "code"}
     assert "Your workload: x " in said["setup"] and f"Student {STUDENT}" in said["setup"]
+    assert "tile arithmetic" not in said["setup"] + said["self-check"], "the tiling assignment's variant, in the cost model's notebook"
     assert "ranking:" in said["self-check"] and "search:" in said["self-check"]
     assert "top-2 score" in said["ranking"] and "pairwise accuracy" in said["ranking"] and "the baseline" in said["ranking"]
     assert "measurements until a schedule within 10%" in said["search"] and "the baseline" in said["search"]
