@@ -58,18 +58,22 @@ def test_the_lowest_peak_of_a_students_timed_results_is_read_and_nothing_else(tm
 @pytest.mark.alone
 def test_a_class_run_grades_a_disturbed_timing_again_and_keeps_one_grade(tmp_path):
     # Which gradings are disturbed cannot be arranged on a real machine; what is under test is the
-    # run's side. Every grading under the class's median peak counts as disturbed: of 7, the 3
+    # run's side. Every grading under the class's median peak counts as disturbed: of 9, the 4
     # below the middle one (fewer only where peaks tie) are graded twice, for real.
     root = copy_course(COURSE, tmp_path / "course")
     release_assignment(root, "tiling")
-    submitted = submit_samples(root, "tiling", total=MIN_PEERS + 2, only=["ben"])
+    # Two more than the median needs beside MIN_PEERS: a grading or two left untimed (a busy
+    # machine's runner starved) must not leave the class without the peers a median needs.
+    submitted = submit_samples(root, "tiling", total=MIN_PEERS + 4, only=["ben"])
     progress = io.StringIO()
     report = grade_assignment(GradingOptions(
         "tiling", course=root, workers=2, progress=progress, retime_below=1.0,
         grader_settings={"timing_rounds": 5, "min_repeat_ms": 5.0, "student_timeout_s": 3.0}))
     assert not report.failures
     again = {student for student, why in report.retried.items() if why.startswith("timed again: its core ran the FMA peak kernel")}
-    assert 1 <= len(again) <= 3, (report.retried, progress.getvalue())  # under the median of 7: not every one
+    peaks = measured_peaks({s: root / "autograded" / s / "tiling" for s in submitted})  # the second gradings' peaks
+    # under the median of those timed: not every one (fewer only where peaks tie)
+    assert 1 <= len(again) <= (len(submitted) - 1) // 2, (report.retried, peaks, progress.getvalue())
     log = progress.getvalue()
     for student in submitted:
         graded = len(re.findall(rf"^\[\s*\d+/\d+\] {re.escape(student)}: ", log, re.MULTILINE))
