@@ -14,27 +14,24 @@ from autograder.nbgrader_ext.credit import score_part
 from autograder.nbgrader_ext.kernel_side import allowed_primitives, refused_primitives
 from autograder.problems.variants import JOURNAL, VARIANTS
 
-from .conftest import REPO, source_notebook
+from gpu_exercise import BOUND, LOCAL, PADDING
+
+from .assignment_notebook import AssignmentNotebook
+from .conftest import REPO
 
 PROBLEM = "gpu-fused-conv"
-NOTEBOOK = nbformat.read(source_notebook("gpu-tiling"), as_version=4)
-MARKDOWN = [cell.source for cell in NOTEBOOK.cells if cell.cell_type == "markdown"]
-GRADED = next(text for text in MARKDOWN if text.startswith("### How your schedule is graded"))
+ASSIGNMENT = AssignmentNotebook.read("gpu-tiling")
+NOTEBOOK, MARKDOWN = ASSIGNMENT.notebook, ASSIGNMENT.markdown
 # A workload unlike the journal's: the lesson's exercise ran on 224 x 224 and 16 channels.
 VARIANT = next(v for v in VARIANTS if (v.height, v.width, v.out_channels) == (160, 256, 20))
 UNTIMED = GraderConfig(measure_speed=False)
 
 
-def _backticked(text: str) -> set[str]:
-    return set(re.findall(r"`([a-z_]+)`", text))
-
-
 def test_the_list_of_allowed_primitives_is_the_graders_for_the_gpu():
-    allowed = GRADED.split("only schedule primitives count", 1)[1].split("Refused,", 1)[0]
-    refused = GRADED.split("Refused,", 1)[1].split("the points in the test cells", 1)[0]
+    allowed, refused = ASSIGNMENT.primitives()
     # the scopes `local` and `shared` are named beside set_scope: values, not primitives
-    assert _backticked(allowed) - {"local", "shared"} == set(allowed_primitives(PROBLEM))
-    assert _backticked(refused) == set(refused_primitives(PROBLEM))
+    assert allowed - {"local", "shared"} == set(allowed_primitives(PROBLEM))
+    assert refused == set(refused_primitives(PROBLEM))
     assert "bind" in allowed_primitives(PROBLEM)
 
 
@@ -44,32 +41,6 @@ def test_it_opens_with_its_learning_goals_its_time_and_the_grading_machine():
     assert "lesson 3's exercise 2" in opening and "lesson 2" not in opening.lower()
 
 
-def _common_errors() -> list[tuple[str, str]]:
-    """(what the student sees, why) for each row of the notebook's common-errors table."""
-    table = GRADED.split("### Common errors", 1)[1].split("###", 1)[0]
-    rows = [line.strip().strip("|").split(" | ") for line in table.splitlines() if line.startswith("| ") and "---" not in line]
-    return [(seen.strip(), why.strip()) for seen, why in rows[1:]]
-
-
-# Lesson 3's exercise 2, finished as the lesson asks: one thread per output pixel, 128 a block.
-BOUND = '''def schedule(sch):
-    conv = sch.get_sblock("conv2d_nchw")
-    nn, ff, yy, xx, rc, ry, rx = sch.get_loops(conv)
-    block_loop, thread_loop = sch.split(sch.fuse(nn, ff, yy, xx), factors=[None, 128])
-    sch.bind(block_loop, "blockIdx.x")
-    sch.bind(thread_loop, "threadIdx.x")
-    sch.reverse_compute_at(sch.get_sblock("T_add"), thread_loop)
-    sch.reverse_compute_at(sch.get_sblock("compute"), thread_loop)
-'''
-PADDING = '''    pad = sch.get_sblock("pad_temp")
-    block_loop, thread_loop = sch.split(sch.fuse(*sch.get_loops(pad)), factors=[None, 128])
-    sch.bind(block_loop, "blockIdx.x")
-    sch.bind(thread_loop, "threadIdx.x")
-'''
-# ... adapted as the notebook's step 1 says: each thread's own intermediates in its registers.
-LOCAL = '''    sch.set_scope(conv, 0, "local")
-    sch.set_scope(sch.get_sblock("T_add"), 0, "local")
-'''
 WRONG = {  # a schedule that makes each quoted error
     "NameError": BOUND + LOCAL + PADDING + "print(sch)\n",
     "is not bound to GPU threads": BOUND + LOCAL,
@@ -84,7 +55,7 @@ WRONG = {  # a schedule that makes each quoted error
 
 
 def test_every_quoted_error_has_a_schedule_that_makes_it():
-    quoted = [seen for seen, _ in _common_errors() if "`" in seen]
+    quoted = [seen for seen, _ in ASSIGNMENT.common_errors() if "`" in seen]
     assert len(quoted) == len(WRONG)
     assert all(any(key in seen for key in WRONG) for seen in quoted), quoted
 
@@ -92,7 +63,7 @@ def test_every_quoted_error_has_a_schedule_that_makes_it():
 @pytest.mark.slow
 @pytest.mark.parametrize("quoted", sorted(WRONG))
 def test_a_common_error_quotes_what_the_grader_says(quoted):
-    (seen,) = [seen for seen, _ in _common_errors() if quoted in seen]
+    (seen,) = [seen for seen, _ in ASSIGNMENT.common_errors() if quoted in seen]
     result = grade_schedule_cell(PROBLEM, WRONG[quoted], UNTIMED, variant=VARIANT)
     said = result.to_text()
     for piece in re.findall(r"`([^`]+)`", seen):

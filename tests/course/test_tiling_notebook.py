@@ -14,26 +14,21 @@ from autograder.nbgrader_ext.credit import score_part
 from autograder.nbgrader_ext.kernel_side import allowed_primitives, refused_primitives
 from autograder.problems.variants import JOURNAL, VARIANTS
 
-from .conftest import REPO, source_notebook
+from .assignment_notebook import AssignmentNotebook
+from .conftest import REPO
 
 PROBLEM = "tile-fused-conv"
-NOTEBOOK = nbformat.read(source_notebook("tiling"), as_version=4)
-MARKDOWN = [cell.source for cell in NOTEBOOK.cells if cell.cell_type == "markdown"]
-GRADED = next(text for text in MARKDOWN if text.startswith("### How your schedule is graded"))
+ASSIGNMENT = AssignmentNotebook.read("tiling")
+NOTEBOOK, MARKDOWN = ASSIGNMENT.notebook, ASSIGNMENT.markdown
 # A workload unlike the journal's: the lesson's exercise ran on 224 x 224 and 16 channels.
 VARIANT = next(v for v in VARIANTS if (v.height, v.width, v.out_channels) == (160, 256, 20))
 UNTIMED = GraderConfig(measure_speed=False)
 
 
-def _backticked(text: str) -> set[str]:
-    return set(re.findall(r"`([a-z_]+)`", text))
-
-
 def test_the_list_of_allowed_primitives_is_the_graders_for_the_cpu():
-    allowed = GRADED.split("only schedule primitives count", 1)[1].split("Refused,", 1)[0]
-    refused = GRADED.split("Refused,", 1)[1].split("the points in the test cells", 1)[0]
-    assert _backticked(allowed) == set(allowed_primitives(PROBLEM))
-    assert _backticked(refused) == set(refused_primitives(PROBLEM))
+    allowed, refused = ASSIGNMENT.primitives()
+    assert allowed == set(allowed_primitives(PROBLEM))
+    assert refused == set(refused_primitives(PROBLEM))
     assert "bind" in refused_primitives(PROBLEM) and "bind" in allowed_primitives("gpu-fused-conv")
 
 
@@ -42,13 +37,6 @@ def test_it_opens_with_its_learning_goals_its_time_and_the_grading_machine():
     assert "### Learning goals" in opening and "**Time.**" in opening and "**The grading machine.**" in opening
     first_code = next(cell.source for cell in NOTEBOOK.cells if cell.cell_type == "code")
     assert "GRADING_MACHINE = grading_machine()" in first_code
-
-
-def _common_errors() -> list[tuple[str, str]]:
-    """(what the student sees, why) for each row of the notebook's common-errors table."""
-    table = GRADED.split("### Common errors", 1)[1]
-    rows = [line.strip().strip("|").split(" | ") for line in table.splitlines() if line.startswith("| ") and "---" not in line]
-    return [(seen.strip(), why.strip()) for seen, why in rows[1:]]
 
 
 WRONG = {  # a schedule that makes each quoted error, on the journal's tiling
@@ -65,7 +53,7 @@ TILED = ("def schedule(sch):\n    conv = sch.get_sblock('conv2d_nchw')\n    nn, 
 @pytest.mark.slow
 @pytest.mark.parametrize("quoted", sorted(WRONG))
 def test_a_common_error_quotes_what_the_grader_says(quoted):
-    (seen,) = [seen for seen, _ in _common_errors() if quoted in seen]
+    (seen,) = [seen for seen, _ in ASSIGNMENT.common_errors() if quoted in seen]
     result = grade_schedule_cell(PROBLEM, TILED + WRONG[quoted], UNTIMED, variant=VARIANT)
     said = result.to_text()
     for piece in re.findall(r"`([^`]+)`", seen):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 import solutions
+from gpu_exercise import AS_WRITTEN, WITH_LOCAL
 
 from autograder.engine.pipeline import grade_source
 
@@ -113,30 +114,8 @@ def test_a_schedule_bound_only_to_vthreads_is_rejected_with_the_fix(fast_config)
     assert "bound only to virtual threads" in result.messages[0] and "blockIdx.x" in result.messages[0]
 
 
-# Lesson 3's exercise 2 as a student writes it: one thread per output pixel, 128 a block.
-EXERCISE_7 = '''
-def schedule(sch):
-    conv = sch.get_sblock("conv2d_nchw")
-    nn, ff, yy, xx, rc, ry, rx = sch.get_loops(conv)
-    block_loop, thread_loop = sch.split(sch.fuse(nn, ff, yy, xx), factors=[None, 128])
-    sch.bind(block_loop, "blockIdx.x")
-    sch.bind(thread_loop, "threadIdx.x")
-    sch.reverse_compute_at(sch.get_sblock("T_add"), thread_loop)
-    sch.reverse_compute_at(sch.get_sblock("compute"), thread_loop)
-    pad = sch.get_sblock("pad_temp")
-    block_loop, thread_loop = sch.split(sch.fuse(*sch.get_loops(pad)), factors=[None, 128])
-    sch.bind(block_loop, "blockIdx.x")
-    sch.bind(thread_loop, "threadIdx.x")
-'''
-# ... adapted as the gpu-tiling notebook's guidance says: each thread's own intermediates in registers.
-EXERCISE_7_LOCAL = EXERCISE_7.replace(
-    '    pad = sch.get_sblock("pad_temp")\n',
-    '    sch.set_scope(conv, 0, "local")\n    sch.set_scope(sch.get_sblock("T_add"), 0, "local")\n'
-    '    pad = sch.get_sblock("pad_temp")\n', 1)
-
-
-def test_exercise_7_as_written_loses_the_fusion_points_and_the_hint_names_local(fast_config):
-    result = grade_source("gpu-fused-conv", EXERCISE_7, fast_config)
+def test_lesson_3s_exercise_as_written_loses_the_fusion_points_and_the_hint_names_local(fast_config):
+    result = grade_source("gpu-fused-conv", AS_WRITTEN, fast_config)
     fusion = result.check("fusion")
     assert not fusion.passed and "still 3.1 MiB" in fusion.message, result.to_text()
     assert "set_scope(sch.get_sblock('conv2d_nchw'), 0, 'local')" in fusion.message
@@ -144,14 +123,14 @@ def test_exercise_7_as_written_loses_the_fusion_points_and_the_hint_names_local(
 
 
 @pytest.mark.opencl
-def test_exercise_7_with_local_intermediates_earns_correctness_and_fusion_on_the_opencl_device(fast_config):
+def test_lesson_3s_exercise_with_local_intermediates_earns_correctness_and_fusion_on_the_opencl_device(fast_config):
     from autograder.engine.runners import gpu_present
     from autograder.nbgrader_ext.credit import score_part
 
     if gpu_present():
         pytest.skip("a GPU is present: there the speed is timed too")
-    assert EXERCISE_7_LOCAL != EXERCISE_7
-    result = grade_source("gpu-fused-conv", EXERCISE_7_LOCAL, fast_config)
+    assert WITH_LOCAL != AS_WRITTEN
+    result = grade_source("gpu-fused-conv", WITH_LOCAL, fast_config)
     assert result.status == "needs-gpu" and result.correct is True, result.to_text()
     assert result.check("fusion").passed
     assert score_part(result, "correctness").fraction == 1.0 and score_part(result, "fusion").fraction == 1.0
