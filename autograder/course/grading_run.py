@@ -47,7 +47,7 @@ from sqlalchemy.exc import OperationalError
 from traitlets.config import Config
 
 from ..engine import confine
-from ..engine.pipeline import GraderUnusable, preflight
+from ..engine.pipeline import GraderUnusable, PreflightPassed, preflight
 from ..nbgrader_ext.preprocessors import TrustedGrader
 from ..nbgrader_ext.plan import PlanError, load_plan
 from ..problems import get_problem
@@ -167,7 +167,7 @@ def _grade_assignment(options: GradingOptions, warnings: list[str]) -> RunReport
     decided = decide(course, options, found, checked)
     warnings = warnings + checked.warnings + found.warnings
     progress = announce(options, decided, warnings)
-    graded = grade(course, options, decided, progress)  # each submission merged as soon as its autograde ends
+    graded = grade(course, options, decided, progress, checked.preflight)  # each submission merged as soon as its autograde ends
     graded = check_unchanged(course, options, decided, graded)
     rows = summarise(course, options, found, decided, graded)
     exported = export(course, options, rows, graded)
@@ -192,6 +192,7 @@ class Course:
 class Checked:
     warnings: list[str] = field(default_factory=list)
     gpu: str | None = None  # where this run runs GPU code (None: nowhere, or the assignment has none)
+    preflight: PreflightPassed | None = None  # this machine graded its own schedule: the local workers need not again
 
 
 @dataclass
@@ -253,7 +254,7 @@ def check(course: Course, options: GradingOptions) -> Checked:
     checked.warnings += source_edited(course, options.assignment)
     checked.warnings += not_the_named_machine(course.config)
     try:  # this machine grades its own known-good schedule, confined
-        preflight(TrustedGrader(config=course.config).grader_config())
+        checked.preflight = preflight(TrustedGrader(config=course.config).grader_config())
     except (GraderUnusable, ValueError) as error:
         raise CourseError(str(error)) from None
     sqlite_path(main_url).chmod(0o600)
@@ -345,10 +346,11 @@ def announce(options: GradingOptions, decided: Decided, warnings: list[str]) -> 
     return say
 
 
-def grade(course: Course, options: GradingOptions, decided: Decided, progress: _Progress) -> Graded:
+def grade(course: Course, options: GradingOptions, decided: Decided, progress: _Progress,
+          vouched: PreflightPassed | None = None) -> Graded:
     """Grade what was decided, on local workers or the Dask cluster, each submission merged into the
     course's gradebook as soon as its autograde ends (Merging); then once more the timings that ran
-    on a disturbed core (retime.py)."""
+    on a disturbed core (retime.py). `vouched`: the check stage's preflight, handed to local workers."""
     todo = decided.todo
     graded = Graded(fingerprints={s.student: fingerprint(s.directory) for s in todo})
     # The speed of the gradings already made of these very submissions: a re-timing keeps its band
@@ -358,8 +360,8 @@ def grade(course: Course, options: GradingOptions, decided: Decided, progress: _
     with tempfile.TemporaryDirectory(prefix="tvm-course-grading-") as scratch:
         merging = Merging(course, options.assignment, Path(scratch), {s.student: s for s in todo}, digests, progress, graded)
         if todo:
-            _grade(course, options, todo, earlier, merging)
-            again = _grade_again_disturbed(course, options, todo, merging)
+            _grade(course, options, todo, earlier, merging, vouched)
+            again = _grade_again_disturbed(course, options, todo, merging, vouched)
             for student, note in retimed_notes({s: graded_directory(course.coursedir, options.assignment, s) for s in earlier
                                                 if s not in graded.failures and s not in again}).items():
                 graded.retry(student, f"{decided.decisions[student]}, the same submission: {note}")
@@ -483,12 +485,13 @@ class Merging:
         self.finished(JobOutcome(student, False, seconds, error or "the cluster returned nothing for this submission"))
 
 
-def _grade(course: Course, options: GradingOptions, these: list[Submission], earlier: dict, merging: Merging) -> None:
+def _grade(course: Course, options: GradingOptions, these: list[Submission], earlier: dict, merging: Merging,
+           vouched: PreflightPassed | None = None) -> None:
     if options.scheduler:
         _grade_on_cluster(course, options, these, earlier, merging)
     else:
         setup = WorkerSetup(course.root, options.assignment, options.cell_timeout, dict(options.grader_settings), options.feedback,
-                            earlier)
+                            earlier, vouched)
         jobs = [Job(s.student, merging.scratch / f"{s.student}.db") for s in these]
         run_jobs(setup, jobs, options.workers, options.submission_timeout_s, merging.hand_out, merging.finished,
                  autograded=merging.merge)
@@ -519,7 +522,8 @@ def _grade_on_cluster(course: Course, options: GradingOptions, these: list[Submi
         merging.progress.line(f"retried: {student}: {why}")
 
 
-def _grade_again_disturbed(course: Course, options: GradingOptions, todo: list[Submission], merging: Merging) -> dict[str, str]:
+def _grade_again_disturbed(course: Course, options: GradingOptions, todo: list[Submission], merging: Merging,
+                           vouched: PreflightPassed | None = None) -> dict[str, str]:
     """Once more, for a timing that ran on a disturbed core (retime.py): its credit is the second
     grading's. Returns student -> why."""
     graded = merging.graded
@@ -532,7 +536,7 @@ def _grade_again_disturbed(course: Course, options: GradingOptions, todo: list[S
             merging.progress.line(f"timing again: {student}: {why}")
         merging.merged.difference_update(again)
         # Not steadied: this run's first timing of them is known to be wrong.
-        _grade(course, options, [s for s in todo if s.student in again], {}, merging)
+        _grade(course, options, [s for s in todo if s.student in again], {}, merging, vouched)
     return again
 
 

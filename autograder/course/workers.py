@@ -19,12 +19,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from multiprocessing.connection import wait
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import psutil
 
 from ..engine.wire import Fields, MalformedMessage
 from ..errors import TvmCourseError
+
+if TYPE_CHECKING:
+    from ..engine.pipeline import PreflightPassed
 
 LOG_TAIL_CHARS = 3000
 
@@ -94,6 +97,7 @@ class WorkerSetup:
     grader_settings: dict
     feedback: bool
     earlier: dict = field(default_factory=dict)  # student -> answer -> the speed of an earlier grading (steady.py)
+    preflight: PreflightPassed | None = None  # the class run's, on this machine: a worker with the same settings need not grade the journal again
 
 
 def grade_submission(api_for, setup: WorkerSetup, job: Job, autograded: Callable[[], None] = lambda: None) -> JobOutcome:
@@ -172,7 +176,7 @@ def _worker_main(connection, setup: WorkerSetup) -> None:
 
         grader = TrustedGrader(config=load_course_config(setup.course_root, grader_settings=setup.grader_settings)).grader_config()
         behind_timings(grader)
-        preflight(grader)  # now: not on the clock of the first submission this worker grades
+        preflight(grader, vouched=setup.preflight)  # now: not on the clock of the first submission this worker grades
     except (GraderUnusable, ValueError) as error:
         connection.send(WorkerFailed(str(error)))
         return

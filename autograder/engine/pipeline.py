@@ -105,23 +105,56 @@ _passed: set[tuple] = set()
 _lock = threading.Lock()
 
 
-def preflight(config: GraderConfig | None = None) -> None:
+@dataclass(frozen=True)
+class PreflightPassed:
+    """That a process of this machine, this user and this boot graded the journal confined with
+    these settings: what a class run hands the local workers it starts, so that each does not
+    grade the same schedule again under the same conditions (a worker on another machine, or
+    with other settings, grades it itself). Only a process of the grader's own making passes it:
+    it crosses no trust boundary."""
+
+    key: tuple
+    machine: tuple[str, int]  # (boot id, uid)
+
+
+def _preflight_key(config: GraderConfig) -> tuple:
+    if config.mcpu is None and default_mcpu():  # as grade_source does: one check for both
+        config = dataclasses.replace(config, mcpu=default_mcpu())
+    return (config.warm_start, config.mcpu, config.student_memory_mb, config.evaluate_memory_mb)
+
+
+def _this_machine() -> tuple[str, int]:
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as file:
+            boot = file.read().strip()
+    except OSError:
+        boot = f"{platform.node()}?"  # no boot id: the host's name, and the pid space below
+    return boot, os.getuid()
+
+
+def preflight(config: GraderConfig | None = None, vouched: PreflightPassed | None = None) -> PreflightPassed:
     """Raise GraderUnusable unless the journal schedule grades correct here, confined
-    (engine/preflight.py: what it grades and why; once per process and setting)."""
+    (engine/preflight.py: what it grades and why; once per process and setting). `vouched`: the
+    pass of another process on this machine with these settings (a class run's, for its local
+    workers), which stands for this process's own."""
     from .. import examples
 
     config = config or GraderConfig()
-    if config.mcpu is None and default_mcpu():  # as grade_source does: one check for both
-        config = dataclasses.replace(config, mcpu=default_mcpu())
-    key = (config.warm_start, config.mcpu, config.student_memory_mb, config.evaluate_memory_mb)
+    key = _preflight_key(config)
+    passed = PreflightPassed(key, _this_machine())
     with _lock:
         if key in _passed:
-            return
+            return passed
+        if vouched == passed:
+            _passed.add(key)
+            return passed
+        if config.mcpu is None and key[1]:
+            config = dataclasses.replace(config, mcpu=key[1])
         check = dataclasses.replace(config, measure_speed=False, seed=0, rpc_tracker=None, rpc_key=None)
         result = grade_source(PROBLEM, examples.source(EXAMPLE), check, preflight=False)
         if result.correct and result.status == "passed" and not result.grader_fault:
             _passed.add(key)
-            return
+            return passed
     raise GraderUnusable(explain(result))
 
 
