@@ -36,6 +36,10 @@ demo: $(STAMP)
 # never-ending OpenCL kernel, a spinning neighbour) and judge what the grader makes of that load,
 # or need a timing no other test shares a core with: they run afterwards, with nothing beside them.
 TEST_WORKERS ?= 3
+# The second phase collects only the files that hold `alone` tests (tests/conftest.py refuses an
+# `alone` test in a file that does not say `mark.alone`): collecting all of the suite again for
+# them would cost some 20 s.
+ALONE_FILES = $(shell grep -rl --include='test_*.py' 'mark\.alone' tests)
 PYTEST_PARALLEL := $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 # The linter and the type checker first (ruff, then mypy on the engine and the class run: pyproject.toml's
 # [tool.ruff] and [tool.mypy]): what they find fails `make test` before any test runs.
@@ -44,7 +48,7 @@ test: $(STAMP)
 	$(BIN)/mypy
 	status=0; \
 	$(BIN)/python -m pytest --ignore=tests/hub -m "not alone" $(PYTEST_PARALLEL) || status=$$?; \
-	$(BIN)/python -m pytest --ignore=tests/hub -m alone || status=$$?; \
+	$(BIN)/python -m pytest --ignore=tests/hub -m alone $(ALONE_FILES) || status=$$?; \
 	exit $$status
 
 # The class on a real JupyterHub in Chromium: two students and the instructor (tests/hub/; root,

@@ -40,7 +40,24 @@ def _gpu_present() -> bool:
     return gpu_present()
 
 
+# `make test` runs the tests marked `alone` in a phase of their own, collecting only the files
+# that say `mark.alone` (collecting all of the suite again costs some 20 s on 2 cores). A test
+# marked so any other way would run in neither phase: it loses the mark, so that the first
+# phase keeps it, and fails there saying why (a usage error would not reach the terminal from
+# an xdist worker).
+ALONE_MARK = "mark.alone"
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by mark
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("alone") and ALONE_MARK not in item.path.read_text(encoding="utf-8"):
+            for node in item.listchain():
+                node.own_markers[:] = [mark for mark in node.own_markers if mark.name != "alone"]
+            item.runtest = functools.partial(pytest.fail, (
+                f"{item.nodeid} is marked `alone` in a way its file does not say ({ALONE_MARK!r}): `make test`'s second "
+                "phase, which collects only the files that say it, would never run it; mark it with "
+                "@pytest.mark.alone or pytestmark = pytest.mark.alone in the file itself"), pytrace=False)
     if any("gpu" in item.keywords for item in items) and not _gpu_present():
         skip = pytest.mark.skip(reason="needs a CUDA GPU: tvm.cuda(0).exist is False on this machine")
         for item in items:
