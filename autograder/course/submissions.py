@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..nbgrader_ext.plan import METADATA_KEY
-
 GRADED_RECORD = ".tvm-course-graded.json"  # in autograded/STUDENT/ASSIGNMENT/, written after a finished grading
 RECORD_FORMAT = "tvm-course-graded/1"
 TIMESTAMP_FILE = "timestamp.txt"
@@ -150,16 +148,14 @@ def recorded_submissions(coursedir, assignment: str) -> dict[str, Recorded]:
 def pending_cause(graded: Path) -> str | None:
     """Why the graded copy's pending points are pending, from the trusted grader's record:
     "grader-fault" (the grader failed: retry), "needs-gpu" (no GPU was there), or None."""
+    from ..nbgrader_ext.trusted import graded_record as trusted_record  # the record as every reader of it reads it
+
     causes = set()
     for path in sorted(Path(graded).glob("*.ipynb")):
-        try:
-            record = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get(METADATA_KEY, {})
-        except (OSError, ValueError, AttributeError):
-            continue
-        for result in (record.get("results") or {}).values():
-            if isinstance(result, dict) and result.get("grader_fault"):
+        for result in ((trusted_record(path) or {}).get("results") or {}).values():
+            if result.get("grader_fault"):
                 causes.add("grader-fault")
-            elif isinstance(result, dict) and result.get("status") == "needs-gpu":
+            elif result.get("status") == "needs-gpu":
                 causes.add("needs-gpu")
     return "grader-fault" if "grader-fault" in causes else ("needs-gpu" if causes else None)
 
