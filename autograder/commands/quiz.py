@@ -9,6 +9,7 @@ invalid, 2 usage errors (a missing file, bad arguments, an -o file that cannot b
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -64,10 +65,37 @@ def _missing(*paths: str) -> bool:
     return False
 
 
-def _write_output(path: str, write) -> int:
+def _unwritable(path: str, makes_folders: bool = False) -> str | None:
+    """Why `path` cannot be written, where that shows before writing (a directory, a folder that
+    is missing or is a file, no permission), or None: so that a release says so before it spends
+    seconds deriving its keys. The write itself still reports what only writing finds.
+    `makes_folders`: the writer creates missing folders (write_released does)."""
+    target = Path(path)
+    if target.is_dir():
+        return "it is a directory; give a file name"
+    folder = target.parent
+    while makes_folders and not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.exists():
+        return f"no folder {folder}"
+    if not folder.is_dir():
+        return f"{folder} is not a folder"
+    if not os.access(target if target.exists() else folder, os.W_OK):
+        return "permission denied"
+    return None
+
+
+def _said_unwritable(path: str, makes_folders: bool = False) -> bool:
+    """Whether `path` cannot be written (_unwritable), said in one line."""
+    why = _unwritable(path, makes_folders)
+    if why:
+        print(f"tvm-course quiz: cannot write {path}: {why}", file=sys.stderr)
+    return why is not None
+
+
+def _write_output(path: str, write, makes_folders: bool = False) -> int:
     """Run `write()`, which writes `path`; a path that cannot be written is a usage error, one line."""
-    if Path(path).is_dir():
-        print(f"tvm-course quiz: cannot write {path}: it is a directory; give a file name", file=sys.stderr)
+    if _said_unwritable(path, makes_folders):
         return ExitCode.USAGE_ERROR
     try:
         write()
@@ -169,8 +197,10 @@ def run_release(args) -> int:
     quiz = _instructor_or_fail(args.quiz)
     if quiz is None:
         return ExitCode.FAILED
+    if _said_unwritable(args.output, makes_folders=True):  # before the keys, which take seconds
+        return ExitCode.USAGE_ERROR
     document = release(quiz)
-    status = _write_output(args.output, lambda: write_released(document, Path(args.output)))
+    status = _write_output(args.output, lambda: write_released(document, Path(args.output)), makes_folders=True)
     if status != ExitCode.OK:
         return status
     print(f"wrote {args.output}: {len(document['questions'])} questions, key replaced by salted hashes")
