@@ -20,7 +20,16 @@ LESSON_MCPU = "02-tiling-trace=x86-64-v2" if platform.machine().lower() in ("x86
 _made_cache: list[str] = []
 
 
+# The CPUs this test process may run on, and that everything it starts inherits: a test that left
+# it bound to fewer (TVM's thread pool binds the thread that starts it, engine/threads.py) would
+# run the rest of the suite's class runs, kernels and browsers on them. A trial run of the suite
+# spent half its time on one core of two that way.
+CPUS = os.sched_getaffinity(0)
+
+
 def pytest_configure(config):
+    # Tests that run TVM in this process start its pool here: unbound, as the course's own processes.
+    os.environ.setdefault("TVM_BIND_THREADS", "0")
     # One cache for this run, unless the developer chose one (then runs are reused across sessions).
     if not os.environ.get("TVM_COURSE_CACHE"):
         _made_cache.append(tempfile.mkdtemp(prefix="tvm-course-test-cache-"))
@@ -68,6 +77,16 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "opencl" in item.keywords:
                 item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _keeps_its_cpus(request):
+    yield
+    now = os.sched_getaffinity(0)
+    if now != CPUS:
+        os.sched_setaffinity(0, CPUS)  # the rest of the run keeps its CPUs
+        pytest.fail(f"{request.node.nodeid} left the test process bound to CPUs {sorted(now)} of {sorted(CPUS)}: everything "
+                    "the suite starts after would inherit that (run TVM with engine.threads.tvm_thread_env)", pytrace=False)
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import TvmCourseError
 from ..engine.sandbox import Child, ChannelLimits
+from ..engine.threads import tvm_thread_env
 from .space import COLUMNS, GRIDS, DenseShape
 
 TABLE_FORMAT = "tvm-course-cost-table/1"
@@ -152,7 +153,7 @@ def measure(shape: DenseShape, grid: str = "full", mcpu: str | None = None, *, f
         raise ValueError(f"unknown grid {grid!r}; known: {', '.join(GRIDS)}")
     folder = table_dir() if folder is None else private_folder(Path(folder))
     request = {"shape": shape.to_dict(), "grid": grid, "mcpu": mcpu, "folder": str(folder), "use_cache": use_cache}
-    child = Child("autograder.costmodel.table_runner", [], env={"TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
+    child = Child("autograder.costmodel.table_runner", [], env=tvm_thread_env(1),
                   channel=TABLE_CHANNEL, output_limit=4000).start()
     started = time.monotonic()
     try:

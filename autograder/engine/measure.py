@@ -33,6 +33,7 @@ from .confine import Policy, confine, enter_world
 from .peak import best_seconds
 from .placement import CYCLE, StackShifter, parse as parse_steps
 from .sandbox import ForkedChild, limit_memory
+from .threads import tvm_thread_env
 
 # Timed side by side in every round; the first two are the grader's own (trusted) schedules.
 TIMED = ("baseline", "yardstick", "candidate")
@@ -214,7 +215,7 @@ class LocalRunner:
         self.problem, self.config = problem, config
         self.shape = problem.shape
         gpu = problem.target == "cuda"
-        self.child = ForkedChild(self._main, env={"TVM_NUM_THREADS": str(config.threads), "OMP_NUM_THREADS": "1",
+        self.child = ForkedChild(self._main, env={**tvm_thread_env(config.threads),
                                                    "CUDA_CACHE_DISABLE": "1"})
         self.result_path = os.path.join(self.child.workdir, RESULT_FILE)
         with open(self.result_path, "wb") as handle:

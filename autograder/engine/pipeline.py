@@ -41,6 +41,7 @@ from .processes import alive
 from .report import Check, CreditPart, Result, Status
 from .runners import check_tracker_reachable
 from .sandbox import Child, ChildOutcome
+from .threads import tvm_thread_env
 from .trace_outline import outline_lines, outline_trace
 from .trace_schema import TraceRejected, validate_trace
 
@@ -276,7 +277,7 @@ class _Grading:
         evaluator = self.evaluator = self.start_child(
             "autograder.engine.evaluate",
             [self.problem.name, self.problem.shape.to_spec()],
-            env={"TVM_NUM_THREADS": str(self.config.threads), "OMP_NUM_THREADS": "1", "TMPDIR": self.scratch},
+            env={**tvm_thread_env(self.config.threads), "TMPDIR": self.scratch},
         )
         try:
             evaluator.send(self.config.as_dict())
@@ -341,7 +342,7 @@ class _Grading:
             "autograder.engine.student_runner",
             self._student_args(),
             output_limit=self.config.output_tail_chars,
-            env={"TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
+            env=tvm_thread_env(1),
             untrusted=True,
             files={"submission.py": source},
         )
@@ -406,7 +407,7 @@ class _Grading:
         child = self.start_child(
             "autograder.engine.student_runner",
             self._student_args(),
-            env={"TVM_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}, untrusted=True,
+            env=tvm_thread_env(1), untrusted=True,
             files={"submission.py": f"import {module}\n\ndef schedule(sch):\n    pass\n"},
         )
         return self._wait_for_student(child).last("trace") is None

@@ -22,8 +22,9 @@ Each module serves one part of a lesson, so that a notebook reads as prose plus 
 Timings in the lessons use one TVM thread: on the shared two-core course machines,
 two-thread timings of the same binary drifted 2-3x over minutes. The thread pool reads
 `TVM_NUM_THREADS` when TVM starts, so it is set here, before any lesson module imports TVM;
-`session.start()` checks that it took effect.
+`session.start()` checks that it took effect. TVM_BIND_THREADS=0 keeps the pool from binding
+the kernel to one core, which everything the kernel starts would inherit (engine/threads.py).
 """
 import os
 
-os.environ["TVM_NUM_THREADS"] = "1"
+os.environ.update({"TVM_NUM_THREADS": "1", "TVM_BIND_THREADS": "0"})

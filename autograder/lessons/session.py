@@ -98,7 +98,7 @@ def cuda_device_name() -> str | None:
 
 def start() -> Lab:
     """Import TVM on one thread and describe the machine; call first in every lesson."""
-    os.environ["TVM_NUM_THREADS"] = "1"
+    os.environ.update({"TVM_NUM_THREADS": "1", "TVM_BIND_THREADS": "0"})  # one thread, not bound (engine/threads.py)
     import tvm
 
     threads = int(tvm.runtime.num_threads())

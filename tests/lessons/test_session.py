@@ -37,3 +37,21 @@ def test_the_lessons_compile_for_the_cpu_tvm_course_mcpu_names(monkeypatch):
     import tvm
 
     assert str(host_target().attrs["mcpu"]) == str(tvm.target.Target.from_device(tvm.cpu()).attrs["mcpu"])
+
+
+
+def test_start_leaves_the_kernel_free_to_run_on_every_cpu():
+    """TVM's pool, started by session.start(), binds the thread that starts it to one core unless
+    told not to (engine/threads.py): a kernel bound so would run everything it starts after
+    (MetaSchedule's workers, a self-check's grader) on that one core. In a fresh process, as a
+    kernel starts, with nothing of the test run's environment about TVM."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TVM_")}
+    probe = "import json, os\nfrom autograder.lessons import session\nsession.start()\nprint(json.dumps(sorted(os.sched_getaffinity(0))))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == sorted(os.sched_getaffinity(0))
