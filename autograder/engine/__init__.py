@@ -16,4 +16,5 @@
     bench, runners  interleaved timing; where compiled code runs (here, or behind RPC)
     report          the Result, whose text is made visible (untrusted_text) as it is made
     config          the grader's settings
+    threads         the environment of a process that runs TVM: its thread count, never bound to a core
 """
