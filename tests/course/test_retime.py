@@ -58,8 +58,10 @@ def test_the_lowest_peak_of_a_students_timed_results_is_read_and_nothing_else(tm
 @pytest.mark.alone
 def test_a_class_run_grades_a_disturbed_timing_again_and_keeps_one_grade(tmp_path):
     # Which gradings are disturbed cannot be arranged on a real machine; what is under test is the
-    # run's side. Every grading under the class's median peak counts as disturbed: of 9, the 4
-    # below the middle one (fewer only where peaks tie) are graded twice, for real.
+    # run's side. Every grading at or under the class's median peak counts as disturbed: of 9, the
+    # middle one and the 4 below it (more where peaks tie: on a quiet core they measure alike to
+    # the 0.01 GFLOP/s the record keeps, and a run once had none strictly below its median) are
+    # graded twice, for real. Who is below a median, and by how much, is disturbed()'s unit tests'.
     root = copy_course(COURSE, tmp_path / "course")
     release_assignment(root, "tiling")
     # Two more than the median needs beside MIN_PEERS: a grading or two left untimed (a busy
@@ -67,13 +69,13 @@ def test_a_class_run_grades_a_disturbed_timing_again_and_keeps_one_grade(tmp_pat
     submitted = submit_samples(root, "tiling", total=MIN_PEERS + 4, only=["ben"])
     progress = io.StringIO()
     report = grade_assignment(GradingOptions(
-        "tiling", course=root, workers=2, progress=progress, retime_below=1.0,
+        "tiling", course=root, workers=2, progress=progress, retime_below=1.0001,
         grader_settings={"timing_rounds": 5, "min_repeat_ms": 5.0, "student_timeout_s": 3.0}))
     assert not report.failures
     again = {student for student, why in report.retried.items() if why.startswith("timed again: its core ran the FMA peak kernel")}
     peaks = measured_peaks({s: root / "autograded" / s / "tiling" for s in submitted})  # the second gradings' peaks
-    # under the median of those timed: not every one (fewer only where peaks tie)
-    assert 1 <= len(again) <= (len(submitted) - 1) // 2, (report.retried, peaks, progress.getvalue())
+    # at or under the median of those timed (at least MIN_PEERS): the middle one and those below it, at least
+    assert (MIN_PEERS + 1) // 2 <= len(again) <= len(submitted), (report.retried, peaks, progress.getvalue())
     log = progress.getvalue()
     for student in submitted:
         graded = len(re.findall(rf"^\[\s*\d+/\d+\] {re.escape(student)}: ", log, re.MULTILINE))
