@@ -14,6 +14,7 @@ whose every input the schema declares.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import platform
 import re
@@ -93,8 +94,7 @@ def grade_source(problem_name: str, source: str, config: GraderConfig | None = N
             raise UsageError(str(error)) from None
     if config.seed is None:
         config = dataclasses.replace(config, seed=secrets.randbelow(2**31))
-    if config.mcpu is None and default_mcpu():
-        config = dataclasses.replace(config, mcpu=default_mcpu())
+    config = _for_this_cpu(config)
     _say_once_what_is_not_enforced()
     if preflight:
         _preflight(config)
@@ -118,12 +118,20 @@ class PreflightPassed:
     machine: tuple[str, int]  # (boot id, uid)
 
 
-def _preflight_key(config: GraderConfig) -> tuple:
-    if config.mcpu is None and default_mcpu():  # as grade_source does: one check for both
+def _for_this_cpu(config: GraderConfig) -> GraderConfig:
+    """`config` with the CPU to compile for filled in where it names none (TVM_COURSE_MCPU), as a
+    grading and its preflight both compile."""
+    if config.mcpu is None and default_mcpu():
         config = dataclasses.replace(config, mcpu=default_mcpu())
+    return config
+
+
+def _preflight_key(config: GraderConfig) -> tuple:
+    config = _for_this_cpu(config)  # one check for a setting left to the default and the same one named
     return (config.warm_start, config.mcpu, config.student_memory_mb, config.evaluate_memory_mb)
 
 
+@functools.lru_cache(maxsize=1)  # read once: every grading asks (its preflight), and a process keeps both
 def _this_machine() -> tuple[str, int]:
     try:
         with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as file:
@@ -140,7 +148,7 @@ def preflight(config: GraderConfig | None = None, vouched: PreflightPassed | Non
     workers), which stands for this process's own."""
     from .. import examples
 
-    config = config or GraderConfig()
+    config = _for_this_cpu(config or GraderConfig())
     key = _preflight_key(config)
     passed = PreflightPassed(key, _this_machine())
     with _lock:
@@ -149,8 +157,6 @@ def preflight(config: GraderConfig | None = None, vouched: PreflightPassed | Non
         if vouched == passed:
             _passed.add(key)
             return passed
-        if config.mcpu is None and key[1]:
-            config = dataclasses.replace(config, mcpu=key[1])
         check = dataclasses.replace(config, measure_speed=False, seed=0, rpc_tracker=None, rpc_key=None)
         result = grade_source(PROBLEM, examples.source(EXAMPLE), check, preflight=False)
         if result.correct and result.status == "passed" and not result.grader_fault:
