@@ -93,9 +93,10 @@ def _said_unwritable(path: str, makes_folders: bool = False) -> bool:
     return why is not None
 
 
-def _write_output(path: str, write, makes_folders: bool = False) -> int:
-    """Run `write()`, which writes `path`; a path that cannot be written is a usage error, one line."""
-    if _said_unwritable(path, makes_folders):
+def _write_output(path: str, write, checked: bool = False) -> int:
+    """Run `write()`, which writes `path`; a path that cannot be written is a usage error, one line.
+    `checked`: the caller has already asked _said_unwritable."""
+    if not checked and _said_unwritable(path):
         return ExitCode.USAGE_ERROR
     try:
         write()
@@ -200,7 +201,7 @@ def run_release(args) -> int:
     if _said_unwritable(args.output, makes_folders=True):  # before the keys, which take seconds
         return ExitCode.USAGE_ERROR
     document = release(quiz)
-    status = _write_output(args.output, lambda: write_released(document, Path(args.output)), makes_folders=True)
+    status = _write_output(args.output, lambda: write_released(document, Path(args.output)), checked=True)
     if status != ExitCode.OK:
         return status
     print(f"wrote {args.output}: {len(document['questions'])} questions, key replaced by salted hashes")
